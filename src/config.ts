@@ -1,0 +1,243 @@
+/**
+ * Configuration: read once at start-up from the environment (DEDUP_*) and
+ * command-line flags (--name=value), defaults filled, every problem reported
+ * at once, cross-field rules checked, result frozen.
+ *
+ * `CONFIG_OPTIONS` is the single source of truth: docs/operations.md's config
+ * table is generated from it and a test fails when the two drift.
+ */
+import { ConfigError } from './errors.js';
+
+type Kind = 'string' | 'int' | 'number' | 'boolean' | 'list' | 'enum';
+
+export interface OptionSpec {
+  /** Key in the resulting config object. */
+  readonly key: string;
+  readonly env: string;
+  readonly flag: string;
+  readonly kind: Kind;
+  readonly default: string;
+  readonly description: string;
+  readonly values?: readonly string[];
+  readonly min?: number;
+  readonly max?: number;
+  readonly secret?: boolean;
+}
+
+function opt(key: string, kind: Kind, def: string, description: string, extra: Partial<OptionSpec> = {}): OptionSpec {
+  const snake = key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+  const kebab = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  return Object.freeze({ key, env: `DEDUP_${snake}`, flag: `--${kebab}`, kind, default: def, description, ...extra });
+}
+
+export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
+  opt('brokers', 'list', '127.0.0.1:9092', 'Kafka bootstrap brokers, comma-separated host:port.'),
+  opt('clientId', 'string', 'simhash-dedup', 'Kafka client id.'),
+  opt('groupId', 'string', 'simhash-dedup', 'Consumer group id of the pipeline.'),
+  opt('instanceId', 'string', 'dedup-0', 'Stable id of this instance; the transactional id is <groupId>-<instanceId>, so a restarted instance fences its zombie.'),
+  opt('pagesTopic', 'string', 'crawl.pages', 'Input topic the crawler publishes pages to.'),
+  opt('novelTopic', 'string', 'pages.novel', 'Output topic for novel pages (the downstream indexer reads it).'),
+  opt('duplicateTopic', 'string', 'pages.duplicate', 'Output topic for duplicates, with what they duplicate.'),
+  opt('deadLetterTopic', 'string', 'crawl.pages.dlq', 'Dead-letter topic for undecodable or invalid records, with the reason.'),
+  opt('fingerprintsTopic', 'string', 'simhash.fingerprints', 'Compacted changelog of the index (recovery, replicas).'),
+  opt('createTopics', 'boolean', 'true', 'Create missing topics at start-up (changelog compacted).'),
+  opt('topicPartitions', 'int', '3', 'Partitions for topics created at start-up.', { min: 1, max: 10000 }),
+  opt('replicationFactor', 'int', '1', 'Replication factor for topics created at start-up.', { min: 1, max: 16 }),
+  opt('schemaRegistryUrl', 'string', '', 'Confluent-compatible schema registry URL; empty means JSON on the wire.'),
+  opt('outputFormat', 'enum', 'auto', 'Encoding of records written: avro (needs a registry), json, or auto (avro when a registry is set).', { values: ['auto', 'avro', 'json'] }),
+  opt('kafkaSsl', 'boolean', 'false', 'Use TLS to the brokers (system CA store, or DEDUP_KAFKA_SSL_CA_FILE).'),
+  opt('kafkaSslCaFile', 'string', '', 'PEM file of the CA that signed the brokers\u2019 certificates.'),
+  opt('kafkaSaslMechanism', 'enum', 'none', 'SASL mechanism.', { values: ['none', 'plain', 'scram-sha-256', 'scram-sha-512'] }),
+  opt('kafkaSaslUsername', 'string', '', 'SASL user name.'),
+  opt('kafkaSaslPassword', 'string', '', 'SASL password.', { secret: true }),
+  opt('k', 'int', '3', 'Maximum Hamming distance (bits of 64) at which two pages are near-duplicates.', { min: 0, max: 16 }),
+  opt('tablePlan', 'string', 'auto', 'Index table plan: auto (planned from expectedFingerprints and the memory budget) or block widths, e.g. 16,16,16,16.'),
+  opt('expectedFingerprints', 'int', '10000000', 'Fingerprints the index is planned for.', { min: 1 }),
+  opt('memoryBudgetBytes', 'int', '0', 'Memory budget for the index in bytes; 0 = no budget. Also the limit the capacity alert watches.', { min: 0 }),
+  opt('maxFingerprints', 'int', '0', 'Evict the oldest fingerprints beyond this many; 0 = never.', { min: 0 }),
+  opt('maxAgeSeconds', 'int', '0', 'Evict fingerprints older than this (by page fetch time); 0 = never.', { min: 0 }),
+  opt('shingleSize', 'int', '0', 'Word shingle length for features; 0 = the fingerprinter\u2019s default.', { min: 0, max: 16 }),
+  opt('boilerplate', 'enum', 'remove', 'Boilerplate handling in HTML (navigation, footers, ads, widgets).', { values: ['remove', 'keep'] }),
+  opt('cjk', 'enum', 'jieba', 'Chinese/Japanese segmentation.', { values: ['jieba', 'bigram', 'off'] }),
+  opt('weighting', 'enum', 'default', 'Feature weights; default = the fingerprinter\u2019s default.', { values: ['default', 'tf', 'log-tf', 'tfidf', 'binary'] }),
+  opt('minFeatures', 'int', '0', 'Pages with fewer features are matched only exactly; 0 = the fingerprinter\u2019s default.', { min: 0 }),
+  opt('maxPageBytes', 'int', '4194304', 'Pages larger than this go to the dead-letter topic.', { min: 1024 }),
+  opt('stateDir', 'string', '.state', 'Directory for index snapshots.'),
+  opt('snapshotIntervalSeconds', 'int', '300', 'Write a snapshot at most this often (and at shutdown); 0 = only at shutdown.', { min: 0 }),
+  opt('metricsHost', 'string', '0.0.0.0', 'Address the /metrics, /healthz and /readyz server binds to.'),
+  opt('metricsPort', 'int', '9464', 'Port of the metrics server; 0 = disabled.', { min: 0, max: 65535 }),
+  opt('maxBatchRecords', 'int', '500', 'Records decided per transaction (a fetched batch is split into chunks of this size).', { min: 1, max: 100000 }),
+  opt('singleInstance', 'enum', 'refuse', 'What to do when another instance is in the group of this unsharded index: refuse (exit) or warn.', { values: ['refuse', 'warn'] }),
+  opt('logLevel', 'enum', 'info', 'Log level.', { values: ['error', 'warn', 'info', 'debug'] }),
+]);
+
+export interface DedupConfig {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly groupId: string;
+  readonly instanceId: string;
+  readonly pagesTopic: string;
+  readonly novelTopic: string;
+  readonly duplicateTopic: string;
+  readonly deadLetterTopic: string;
+  readonly fingerprintsTopic: string;
+  readonly createTopics: boolean;
+  readonly topicPartitions: number;
+  readonly replicationFactor: number;
+  readonly schemaRegistryUrl: string;
+  readonly outputFormat: 'auto' | 'avro' | 'json';
+  readonly kafkaSsl: boolean;
+  readonly kafkaSslCaFile: string;
+  readonly kafkaSaslMechanism: 'none' | 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  readonly kafkaSaslUsername: string;
+  readonly kafkaSaslPassword: string;
+  readonly k: number;
+  readonly tablePlan: string;
+  readonly expectedFingerprints: number;
+  readonly memoryBudgetBytes: number;
+  readonly maxFingerprints: number;
+  readonly maxAgeSeconds: number;
+  readonly shingleSize: number;
+  readonly boilerplate: 'remove' | 'keep';
+  readonly cjk: 'jieba' | 'bigram' | 'off';
+  readonly weighting: 'default' | 'tf' | 'log-tf' | 'tfidf' | 'binary';
+  readonly minFeatures: number;
+  readonly maxPageBytes: number;
+  readonly stateDir: string;
+  readonly snapshotIntervalSeconds: number;
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  readonly maxBatchRecords: number;
+  readonly singleInstance: 'refuse' | 'warn';
+  readonly logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** Block widths when tablePlan is explicit, else null. */
+  readonly tableBlocks: readonly number[] | null;
+}
+
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off']);
+
+function parseValue(spec: OptionSpec, raw: string, problems: string[]): unknown {
+  const where = `${spec.flag} / ${spec.env}`;
+  switch (spec.kind) {
+    case 'string':
+      return raw;
+    case 'list': {
+      const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+      if (items.length === 0) problems.push(`${where}: needs at least one value`);
+      return items;
+    }
+    case 'boolean': {
+      const v = raw.trim().toLowerCase();
+      if (TRUE.has(v)) return true;
+      if (FALSE.has(v)) return false;
+      problems.push(`${where}: expected true or false, got ${JSON.stringify(raw)}`);
+      return false;
+    }
+    case 'int':
+    case 'number': {
+      const n = Number(raw.trim());
+      if (raw.trim() === '' || !Number.isFinite(n) || (spec.kind === 'int' && !Number.isInteger(n))) {
+        problems.push(`${where}: expected ${spec.kind === 'int' ? 'an integer' : 'a number'}, got ${JSON.stringify(raw)}`);
+        return 0;
+      }
+      if (spec.min !== undefined && n < spec.min) problems.push(`${where}: must be >= ${spec.min}, got ${n}`);
+      if (spec.max !== undefined && n > spec.max) problems.push(`${where}: must be <= ${spec.max}, got ${n}`);
+      return n;
+    }
+    case 'enum': {
+      const v = raw.trim().toLowerCase();
+      if (!spec.values!.includes(v)) problems.push(`${where}: expected one of ${spec.values!.join(', ')}, got ${JSON.stringify(raw)}`);
+      return v;
+    }
+  }
+}
+
+/** Splits `--name=value` / `--name value` flags; returns the map and the leftover arguments. */
+export function parseFlags(argv: readonly string[]): { flags: Map<string, string>; rest: string[] } {
+  const flags = new Map<string, string>();
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) {
+      rest.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    if (eq > 0) flags.set(arg.slice(0, eq), arg.slice(eq + 1));
+    else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) flags.set(arg, argv[++i]!);
+    else flags.set(arg, 'true');
+  }
+  return { flags, rest };
+}
+
+/**
+ * Builds the frozen config. Flags win over the environment, which wins over
+ * defaults. Unknown flags and unknown DEDUP_* variables are errors (a typo must
+ * not silently fall back to a default).
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): DedupConfig {
+  const problems: string[] = [];
+  const { flags, rest } = parseFlags(argv);
+  if (rest.length > 0) problems.push(`unexpected arguments: ${rest.join(' ')}`);
+  const knownFlags = new Set(CONFIG_OPTIONS.map((o) => o.flag));
+  const knownEnv = new Set(CONFIG_OPTIONS.map((o) => o.env));
+  for (const flag of flags.keys()) if (!knownFlags.has(flag)) problems.push(`unknown flag ${flag}`);
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('DEDUP_') && !knownEnv.has(name)) problems.push(`unknown environment variable ${name}`);
+  }
+
+  const out: Record<string, unknown> = {};
+  for (const spec of CONFIG_OPTIONS) {
+    const raw = flags.get(spec.flag) ?? env[spec.env] ?? spec.default;
+    out[spec.key] = parseValue(spec, raw, problems);
+  }
+
+  // Cross-field rules.
+  const topics = ['pagesTopic', 'novelTopic', 'duplicateTopic', 'deadLetterTopic', 'fingerprintsTopic'] as const;
+  const seen = new Map<string, string>();
+  for (const t of topics) {
+    const name = out[t] as string;
+    if (!/^[a-zA-Z0-9._-]{1,249}$/.test(name)) problems.push(`${t}: ${JSON.stringify(name)} is not a valid Kafka topic name`);
+    const other = seen.get(name);
+    if (other) problems.push(`${t} and ${other} are both ${JSON.stringify(name)}: topics must be distinct`);
+    seen.set(name, t);
+  }
+  let tableBlocks: number[] | null = null;
+  const plan = (out.tablePlan as string).trim();
+  if (plan !== 'auto') {
+    const widths = plan.split(',').map((s) => Number(s.trim()));
+    if (widths.some((w) => !Number.isInteger(w) || w < 1)) {
+      problems.push(`tablePlan: expected "auto" or comma-separated block widths, got ${JSON.stringify(plan)}`);
+    } else {
+      const sum = widths.reduce((a, b) => a + b, 0);
+      if (sum !== 64) problems.push(`tablePlan: block widths must sum to 64, got ${sum}`);
+      if (widths.length <= (out.k as number)) {
+        problems.push(`tablePlan: ${widths.length} blocks cannot answer k=${out.k as number} (need more blocks than k)`);
+      }
+      tableBlocks = widths;
+    }
+  }
+  if (out.outputFormat === 'avro' && !(out.schemaRegistryUrl as string)) {
+    problems.push('outputFormat=avro needs schemaRegistryUrl');
+  }
+  if (out.schemaRegistryUrl && !/^https?:\/\//.test(out.schemaRegistryUrl as string)) {
+    problems.push(`schemaRegistryUrl: expected an http(s) URL, got ${JSON.stringify(out.schemaRegistryUrl)}`);
+  }
+  if (out.kafkaSaslMechanism !== 'none' && (!out.kafkaSaslUsername || !out.kafkaSaslPassword)) {
+    problems.push('kafkaSaslMechanism needs kafkaSaslUsername and kafkaSaslPassword');
+  }
+  if ((out.groupId as string).length === 0) problems.push('groupId must not be empty');
+  if ((out.instanceId as string).length === 0) problems.push('instanceId must not be empty');
+  if (problems.length > 0) throw new ConfigError(problems);
+  out.tableBlocks = tableBlocks ? Object.freeze(tableBlocks) : null;
+  out.brokers = Object.freeze(out.brokers as string[]);
+  return Object.freeze(out) as unknown as DedupConfig;
+}
+
+/** The config with secrets masked, for the start-up log line. */
+export function redactConfig(config: DedupConfig): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...config };
+  for (const spec of CONFIG_OPTIONS) if (spec.secret && copy[spec.key]) copy[spec.key] = '***';
+  return copy;
+}
