@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   PAGE_INVALID: 'page failed validation',
   /** A page body is not valid UTF-8. */
   PAGE_INVALID_UTF8: 'page body is not valid UTF-8',
+  /** A page has no content features (empty, only markup or script, binary junk). */
+  PAGE_EMPTY: 'page has no content to fingerprint',
   /** A page is larger than the configured limit. */
   PAGE_TOO_LARGE: 'page exceeds the size limit',
   /** A table plan cannot answer the requested k, or is inconsistent. */

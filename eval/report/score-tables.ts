@@ -1,0 +1,89 @@
+/** Markdown tables of a Scores object (pure; used by the console and the doc). */
+import { isNearDuplicateKind } from '../labels.js';
+import type { GroupScore, Scores } from '../score.js';
+import { frac, markdownTable, num, pct } from './format.js';
+
+export function overallLine(s: Scores): string {
+  const o = s.overall;
+  return [
+    `precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}`,
+    `false-positive rate on originals ${frac(o.originalsCalledDuplicate, o.originals, 2)}`,
+    `substantive edits called duplicate ${frac(o.substantiveCalledDuplicate, o.substantive)}`,
+    `wrong matches ${o.wrongMatches}, errors ${o.errors}, missing ${o.missing}, unexpected verdict lines ${s.unexpectedVerdicts}`,
+  ].join('; ');
+}
+
+/** One row per group: P/R/F1 and what went wrong. */
+export function groupTable(first: string, groups: Readonly<Record<string, GroupScore>>): string {
+  const rows = Object.entries(groups).map(([name, g]) => [
+    name,
+    String(g.pages),
+    g.positives === 0 ? '—' : frac(g.truePositives, g.positives),
+    num(g.precision),
+    num(g.f1),
+    g.originals === 0 ? '—' : frac(g.originalsCalledDuplicate, g.originals, 2),
+    g.substantive === 0 ? '—' : frac(g.substantiveCalledDuplicate, g.substantive),
+    String(g.errors + g.missing),
+  ]);
+  return markdownTable([first, 'pages', 'near-duplicates caught (recall)', 'precision', 'F1', 'originals called duplicate (FPR)', 'substantive edits called duplicate', 'errors + missing'], rows);
+}
+
+/** Per kind: recall for near-duplicate kinds, "called duplicate" for the rest. */
+export function kindTable(groups: Readonly<Record<string, GroupScore>>): string {
+  const rows = Object.entries(groups).map(([kind, g]) => {
+    const positive = isNearDuplicateKind(kind);
+    return [
+      kind,
+      positive ? 'near-duplicate' : 'negative',
+      String(g.pages),
+      positive ? frac(g.truePositives, g.positives) : '—',
+      positive ? String(g.wrongMatches) : '—',
+      positive ? '—' : frac(g.falsePositives, g.pages, 2),
+      String(g.errors + g.missing),
+    ];
+  });
+  return markdownTable(['kind', 'label', 'pages', 'caught (recall)', 'wrong page named', 'called duplicate', 'errors + missing'], rows);
+}
+
+export function hostileTable(s: Scores): string {
+  const rows = Object.entries(s.hostile).map(([detail, answers]) => [
+    detail,
+    Object.entries(answers)
+      .map(([a, n]) => `${a}${n > 1 ? ` ×${n}` : ''}`)
+      .join(', '),
+  ]);
+  return markdownTable(['hostile input', 'answer'], rows);
+}
+
+export function substantiveTable(s: Scores): string {
+  const rows = Object.entries(s.bySubstantiveChange).map(([bucket, g]) => [bucket, String(g.substantive), frac(g.substantiveCalledDuplicate, g.substantive)]);
+  return markdownTable(['text changed', 'substantive edits', 'called duplicate'], rows);
+}
+
+export function chromeTable(s: Scores): string {
+  const rows = Object.entries(s.byKindAndChrome)
+    .filter(([k]) => isNearDuplicateKind(k.split('/')[0]!) || k.startsWith('original/'))
+    .map(([k, g]) => [k, String(g.pages), isNearDuplicateKind(k.split('/')[0]!) ? frac(g.truePositives, g.positives) : frac(g.originalsCalledDuplicate, g.originals, 2)]);
+  return markdownTable(['kind / chrome markup', 'pages', 'caught (near-duplicates) or called duplicate (originals)'], rows);
+}
+
+export function consoleReport(title: string, s: Scores): string {
+  return [
+    `## ${title}`,
+    '',
+    overallLine(s),
+    '',
+    kindTable(s.byKind),
+    '',
+    groupTable('language', s.byLanguage),
+    '',
+    groupTable('site', s.bySite),
+    '',
+    hostileTable(s),
+    '',
+    `error codes: ${Object.entries(s.errorCodes).map(([c, n]) => `${c} ${n}`).join(', ') || 'none'}`,
+    '',
+  ].join('\n');
+}
+
+export { pct };

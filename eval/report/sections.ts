@@ -1,0 +1,327 @@
+/**
+ * The generated parts of docs/quality.md, one function per marker. Every
+ * number in the doc comes from here (from eval/results/*.json), none is typed
+ * by hand.
+ */
+import { NEAR_DUPLICATE_KINDS, isNearDuplicateKind } from '../labels.js';
+import type { Scores } from '../score.js';
+import type { DistanceSummary } from '../sweep/analysis.js';
+import type { SweepFile } from '../sweep/types.js';
+import { frac, markdownTable, num, pct } from './format.js';
+import { chromeTable, groupTable, hostileTable, kindTable, substantiveTable } from './score-tables.js';
+
+export interface CorpusManifest {
+  readonly seed: string;
+  readonly pages: number;
+  readonly htmlChars: number;
+  readonly packages: Record<string, string>;
+  readonly sitePackages: Record<string, string[]>;
+  readonly originalsPerDocSet: Record<string, number>;
+  readonly rejectedOriginals: Record<string, number>;
+  readonly perKind: Record<string, number>;
+  readonly perSite: Record<string, number>;
+  readonly perLanguage: Record<string, number>;
+  readonly perSiteKind: Record<string, number>;
+  readonly perDetail: Record<string, number>;
+}
+
+export interface CliResults {
+  readonly command: string;
+  readonly seconds: number | null;
+  readonly pages: number;
+  readonly scores: Scores;
+}
+
+export interface ReportInputs {
+  readonly corpus: CorpusManifest;
+  readonly cli: CliResults | null;
+  readonly sweep: SweepFile;
+}
+
+function worstKind(s: Scores): { kind: string; recall: number } | null {
+  let worst: { kind: string; recall: number } | null = null;
+  for (const [kind, g] of Object.entries(s.byKind)) {
+    if (!isNearDuplicateKind(kind) || g.recall === null) continue;
+    if (worst === null || g.recall < worst.recall) worst = { kind, recall: g.recall };
+  }
+  return worst;
+}
+
+export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
+  if (cli === null) return '_The batch CLI was not run (see eval/run.sh); only the library sweep below is current._';
+  const o = cli.scores.overall;
+  const w = worstKind(cli.scores);
+  return [
+    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${NEAR_DUPLICATE_KINDS.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${NEAR_DUPLICATE_KINDS.length} kinds, ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}) scores:`,
+    '',
+    `- **precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}** (the paper reports both near 0.75 at k = 3 on its own hand-labelled web sample; see "Limits" before comparing);`,
+    `- **distinct pages called duplicate: ${frac(o.originalsCalledDuplicate, o.originals, 2)}** (target at most ${pct(sweep.maxFprOriginals, 1)});`,
+    `- weakest near-duplicate kind: ${w === null ? '—' : `**${w.kind}, ${pct(w.recall)}** caught`};`,
+    `- substantive edits (a reader gets something else) called duplicate: ${frac(o.substantiveCalledDuplicate, o.substantive)};`,
+    `- errors: ${o.errors} (all on hostile input: ${Object.entries(cli.scores.errorCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}), missing verdicts: ${o.missing}${cli.seconds === null ? '' : `; the run took ${cli.seconds.toFixed(1)} s`}.`,
+    '',
+    sweep.cliAgreement === null
+      ? ''
+      : `The library sweep (brute force over the same fingerprints, configuration "${sweep.cliAgreement.config}", k = ${sweep.cliAgreement.k}) reproduces ${sweep.cliAgreement.same} of the CLI's ${sweep.cliAgreement.compared} verdicts exactly${sweep.cliAgreement.same === sweep.cliAgreement.compared ? '' : ` (differences: ${sweep.cliAgreement.firstDifferences.join('; ')})`}.`,
+  ].join('\n');
+}
+
+export function corpusSection({ corpus }: ReportInputs): string {
+  const kinds = markdownTable(
+    ['kind', 'label', 'pages'],
+    Object.entries(corpus.perKind)
+      .sort(([a], [b]) => Number(isNearDuplicateKind(a)) - Number(isNearDuplicateKind(b)) || (a < b ? -1 : 1))
+      .map(([k, n]) => [k, isNearDuplicateKind(k) ? 'near-duplicate' : 'negative', String(n)]),
+  );
+  const sites = [...new Set(Object.keys(corpus.perSiteKind).map((k) => k.split('/')[0]!))];
+  const siteTable = markdownTable(
+    ['site (template)', 'originals', 'near-duplicates', 'substantive edits', 'package'],
+    sites.map((s) => [
+      s,
+      String(corpus.perSiteKind[`${s}/original`] ?? 0),
+      String(corpus.perSiteKind[`${s}/near-duplicate`] ?? 0),
+      String(corpus.perSiteKind[`${s}/substantive-edit`] ?? 0),
+      (corpus.sitePackages[s] ?? []).map((p) => `${p} ${corpus.packages[p] ?? '?'}`).join(', ') || '—',
+    ]),
+  );
+  const langs = markdownTable(['language', 'pages'], Object.entries(corpus.perLanguage).map(([l, n]) => [l, String(n)]));
+  const docSets = markdownTable(['doc set', 'originals'], Object.entries(corpus.originalsPerDocSet).map(([k, n]) => [k, String(n)]));
+  const rejected = Object.entries(corpus.rejectedOriginals)
+    .map(([r, n]) => `${r} ${n}`)
+    .join(', ');
+  return [
+    `Seed \`${corpus.seed}\`; ${corpus.pages} pages, ${(corpus.htmlChars / 1e6).toFixed(1)} M characters of HTML. Candidate originals turned away: ${rejected || 'none'}.`,
+    '',
+    kinds,
+    '',
+    siteTable,
+    '',
+    langs,
+    '',
+    '<details><summary>Originals per doc set</summary>',
+    '',
+    docSets,
+    '',
+    '</details>',
+  ].join('\n');
+}
+
+export function cliSection({ cli }: ReportInputs): string {
+  if (cli === null) return '_Not run._';
+  const s = cli.scores;
+  return [
+    `Command: \`${cli.command}\``,
+    '',
+    '**By kind**',
+    '',
+    kindTable(s.byKind),
+    '',
+    '**By language**',
+    '',
+    groupTable('language', s.byLanguage),
+    '',
+    '**By site**',
+    '',
+    groupTable('site', s.bySite),
+    '',
+    '**By how the theme marks up its chrome** (semantic: class names and elements say "ad", "widget", "footer"; opaque: generated class names on plain `<div>`s)',
+    '',
+    chromeTable(s),
+    '',
+    '**Substantive edits by share of the text changed**',
+    '',
+    substantiveTable(s),
+    '',
+    '**Hostile input**',
+    '',
+    hostileTable(s),
+  ].join('\n');
+}
+
+export function sweepSection({ sweep }: ReportInputs): string {
+  const k = sweep.defaultK;
+  const atK = markdownTable(
+    ['configuration', 'change from defaults', 'precision', 'recall', 'F1', 'originals called duplicate', 'substantive edits called duplicate', 'weakest kind (recall)', `FPR ≤ ${pct(sweep.maxFprOriginals, 1)}`],
+    sweep.configs.map((c) => {
+      const p = c.curve.find((x) => x.k === k)!;
+      return [
+        c.name === sweep.recommended ? `**${c.name}**` : c.name,
+        c.change,
+        num(p.precision),
+        num(p.recall),
+        num(p.f1),
+        pct(p.falsePositiveRateOriginals, 2),
+        pct(p.duplicateRateSubstantive),
+        c.worstKindAtDefaultK === null ? '—' : `${c.worstKindAtDefaultK.kind} ${pct(c.worstKindAtDefaultK.recall)}`,
+        c.meetsFprTarget ? 'yes' : 'no',
+      ];
+    }),
+  );
+  const curve = markdownTable(
+    ['configuration', ...sweep.kValues.map((x) => `k=${x}`)],
+    sweep.configs.map((c) => [c.name, ...c.curve.map((p) => `${num(p.precision, 2)} / ${num(p.recall, 2)}`)]),
+  );
+  const fpr = markdownTable(
+    ['configuration', ...sweep.kValues.map((x) => `k=${x}`)],
+    sweep.configs.map((c) => [c.name, ...c.curve.map((p) => pct(p.falsePositiveRateOriginals, 2))]),
+  );
+  return [
+    `**At k = ${k}** (each configuration fingerprints every page once; verdicts for every k by brute force over the fingerprints, with the product's rule):`,
+    '',
+    atK,
+    '',
+    '**Precision / recall against k** (the paper\u2019s Figure 1 for our features):',
+    '',
+    curve,
+    '',
+    '**Distinct originals called duplicate against k:**',
+    '',
+    fpr,
+    '',
+    `Timing: ${sweep.configs.map((c) => `${c.name} ${c.fingerprintSeconds.toFixed(1)} s`).join(', ')} to fingerprint the corpus (2 worker threads). Configurations: ${sweep.configs.map((c) => `${c.name} = ${c.what}`).join('; ')}.`,
+  ].join('\n');
+}
+
+export function recommendationSection({ sweep, cli }: ReportInputs): string {
+  const c = sweep.configs.find((x) => x.name === sweep.recommended)!;
+  const s = c.atDefaultK as Scores;
+  const k = sweep.defaultK;
+  const p = c.curve.find((x) => x.k === k)!;
+  const kinds = markdownTable(
+    ['kind', 'pages', 'caught (recall) / called duplicate'],
+    Object.entries(s.byKind ?? {}).map(([kind, g]) => [kind, String(g.pages), isNearDuplicateKind(kind) ? frac(g.truePositives, g.positives) : frac(g.falsePositives, g.pages, 2)]),
+  );
+  const langs = markdownTable(
+    ['language', 'precision', 'recall', 'originals called duplicate'],
+    Object.entries(s.byLanguage ?? {}).map(([lang, g]) => [lang, num(g.precision), num(g.recall), frac(g.originalsCalledDuplicate, g.originals, 2)]),
+  );
+  return [
+    `**Keep k = ${k} and the feature configuration "${c.name}"** (${c.change}: ${Object.entries(c.options).map(([key, v]) => `${key} ${String(v)}`).join(', ')}).`,
+    '',
+    `Rule: among configurations whose false-positive rate on distinct originals at k = ${k} is at most ${pct(sweep.maxFprOriginals, 1)}, take the best recall on the weakest near-duplicate kind; change the defaults only when the winner beats them by more than two standard errors. Outcome: ${sweep.recommendationReason}.`,
+    '',
+    `At k = ${k}: precision ${num(p.precision)}, recall ${num(p.recall)}, F1 ${num(p.f1)}, distinct originals called duplicate ${pct(p.falsePositiveRateOriginals, 2)}, substantive edits called duplicate ${pct(p.duplicateRateSubstantive)}.${cli === null ? '' : ' The batch CLI numbers above are the same run through the product.'}`,
+    '',
+    kinds,
+    '',
+    langs,
+  ].join('\n');
+}
+
+function distanceTable(first: string, rows: Record<string, DistanceSummary>, k: number): string {
+  return markdownTable(
+    [first, 'pages', `within ${k} bits`, 'within 6 bits', 'within 10 bits', 'median distance', '90th percentile', 'never matchable'],
+    Object.entries(rows).map(([name, d]) => [name, String(d.pages), pct(d.withinK[k]), pct(d.withinK[6]), pct(d.withinK[10]), d.median === null ? '—' : String(d.median), d.p90 === null ? '—' : String(d.p90), String(d.unreachable)]),
+  );
+}
+
+export function runsOutSection({ sweep }: ReportInputs): string {
+  const k = sweep.defaultK;
+  const c = sweep.configs.find((x) => x.name === sweep.recommended)!;
+  const byKind: Record<string, DistanceSummary> = Object.fromEntries(Object.entries(c.distancesByKind).filter(([kind]) => isNearDuplicateKind(kind)));
+  const negatives: Record<string, DistanceSummary> = Object.fromEntries(Object.entries(c.distancesByKind).filter(([kind]) => !isNearDuplicateKind(kind)));
+  const beyond = Object.entries(byKind)
+    .filter(([, d]) => d.withinK[k]! < 0.995)
+    .map(([kind, d]) => `${kind} (${pct(1 - d.withinK[k]!)} need more than ${k} bits)`);
+  return [
+    `Configuration "${sweep.runsOut.config}". For a near-duplicate the decisive distance is to the closest earlier page of its own cluster (the k it needs); for a negative it is to the closest earlier page of any cluster (the k at which it becomes a false positive).`,
+    '',
+    `Near-duplicate kinds that do not all fit in ${k} bits: ${beyond.length === 0 ? 'none' : beyond.join('; ')}.`,
+    '',
+    '**Near-duplicates: distance needed, by kind**',
+    '',
+    distanceTable('kind', byKind, k),
+    '',
+    '**Negatives: distance to the closest earlier page** (within k = called duplicate)',
+    '',
+    distanceTable('kind', negatives, k),
+    '',
+    '**Word edits (1–3 words) by page size in distinct features**: the same edit moves a short page further',
+    '',
+    distanceTable('features', sweep.runsOut.wordEditBySize, k),
+    '',
+    '**Chrome changes by how the theme marks its chrome up**: boilerplate removal only sees chrome it can name',
+    '',
+    distanceTable('kind / markup', sweep.runsOut.chromeByMarkup, k),
+    '',
+    '**Substantive edits by share of text changed** (here small distances are the problem)',
+    '',
+    distanceTable('text changed', sweep.runsOut.substantiveByChange, k),
+    '',
+    '**Near-duplicates by language**',
+    '',
+    distanceTable('language', sweep.runsOut.nearDuplicatesByLanguage, k),
+  ].join('\n');
+}
+
+export function helpsSection({ sweep }: ReportInputs): string {
+  const k = sweep.defaultK;
+  const c = sweep.configs.find((x) => x.name === sweep.recommended)!;
+  const keep = sweep.configs.find((x) => x.name === 'boilerplate-keep');
+  const largerK = markdownTable(
+    ['k', 'precision', 'recall', 'weakest kind', 'originals called duplicate', 'substantive edits called duplicate', `index plan at N = ${sweep.planCosts[0]?.n.toExponential(0) ?? '?'} (tables, block widths)`, 'candidates per probe', 'bytes per fingerprint'],
+    c.curve
+      .filter((p) => p.k >= k && p.k <= 8)
+      .map((p) => {
+        const plan = sweep.planCosts.find((x) => x.k === p.k && x.n === sweep.planCosts[0]!.n);
+        let worst: [string, number] | null = null;
+        for (const [kind, r] of Object.entries(p.byKind)) if (isNearDuplicateKind(kind) && r !== null && (worst === null || r < worst[1])) worst = [kind, r];
+        return [
+          String(p.k),
+          num(p.precision),
+          num(p.recall),
+          worst === null ? '—' : `${worst[0]} ${pct(worst[1])}`,
+          pct(p.falsePositiveRateOriginals, 2),
+          pct(p.duplicateRateSubstantive),
+          plan === undefined ? '—' : `${plan.tables} (${plan.blocks})`,
+          plan === undefined ? '—' : String(plan.candidatesPerProbe),
+          plan === undefined ? '—' : String(plan.bytesPerFingerprint),
+        ];
+      }),
+  );
+  const stages = sweep.secondStage.map((st) => {
+    const ok = st.grid.filter((g) => g.falsePositiveRateOriginals !== null && g.falsePositiveRateOriginals <= sweep.maxFprOriginals);
+    const best = [...ok].sort((a, b) => (b.worstKind?.recall ?? 0) - (a.worstKind?.recall ?? 0) || (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1)).slice(0, 4);
+    const rows = best.map((g) => [
+      `${st.first} ≤ ${g.k1}, then ${st.second} ≤ ${g.k2}`,
+      num(g.precision),
+      num(g.recall),
+      g.worstKind === null ? '—' : `${g.worstKind.kind} ${pct(g.worstKind.recall)}`,
+      pct(g.falsePositiveRateOriginals, 2),
+      pct(g.duplicateRateSubstantive),
+    ]);
+    return rows;
+  });
+  const base = c.curve.find((p) => p.k === k)!;
+  let baseWorst: [string, number] | null = null;
+  for (const [kind, r] of Object.entries(base.byKind)) if (isNearDuplicateKind(kind) && r !== null && (baseWorst === null || r < baseWorst[1])) baseWorst = [kind, r];
+  const stageTable = markdownTable(
+    ['check', 'precision', 'recall', 'weakest kind', 'originals called duplicate', 'substantive edits called duplicate'],
+    [[`${c.name} ≤ ${k} alone`, num(base.precision), num(base.recall), baseWorst === null ? '—' : `${baseWorst[0]} ${pct(baseWorst[1])}`, pct(base.falsePositiveRateOriginals, 2), pct(base.duplicateRateSubstantive)], ...stages.flat()],
+  );
+  const keepLine =
+    keep === undefined
+      ? ''
+      : `Without boilerplate removal ("boilerplate-keep") recall at k = ${k} falls from ${num(base.recall)} to ${num(keep.curve.find((p) => p.k === k)!.recall)}, weakest kind ${keep.worstKindAtDefaultK?.kind ?? '—'} ${pct(keep.worstKindAtDefaultK?.recall)}.`;
+  return [
+    '**1. Larger k, with the table plan it needs** (plans from the product\u2019s planner, `src/index/planner.ts`):',
+    '',
+    largerK,
+    '',
+    '**2. Main-content weighting.** ' + keepLine,
+    '',
+    '**3. A second-stage check**: confirm a candidate found within k1 bits by a second fingerprint of the same page under another feature configuration (8 more bytes per page, no stored text), within k2 bits. Best settings that keep originals called duplicate within the target:',
+    '',
+    stageTable,
+  ].join('\n');
+}
+
+export const SECTIONS: Record<string, (inputs: ReportInputs) => string> = {
+  summary: summarySection,
+  corpus: corpusSection,
+  cli: cliSection,
+  sweep: sweepSection,
+  recommendation: recommendationSection,
+  'runs-out': runsOutSection,
+  helps: helpsSection,
+};

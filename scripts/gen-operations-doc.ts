@@ -1,0 +1,205 @@
+/**
+ * Generates the derived parts of docs/operations.md from the code, so that the
+ * doc cannot drift from it (test/unit/deploy/deploy-artifacts.test.ts fails when
+ * it does):
+ *
+ *   <!-- config:begin --> ... <!-- config:end -->    every option of CONFIG_OPTIONS
+ *   <!-- metrics:begin --> ... <!-- metrics:end -->  every metric createMetrics declares
+ *   <!-- sizing:begin --> ... <!-- sizing:end -->    the memory formula, worked for a few sizes
+ *   <!-- errors:begin --> ... <!-- errors:end -->    every error code (ERROR_CODES): dead-letter reasons, error labels
+ *
+ * It is also the one place of the sizing formula: the Kubernetes and compose
+ * manifests are checked against `podSizing()` for the DEDUP_EXPECTED_FINGERPRINTS
+ * they set.
+ *
+ *   node dist/scripts/gen-operations-doc.js           rewrite docs/operations.md
+ *   node dist/scripts/gen-operations-doc.js --check   exit 1 if it is out of date
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { CONFIG_OPTIONS, type OptionSpec } from '../src/config.js';
+import { ERROR_CODES } from '../src/errors.js';
+import { bytesPerFingerprint } from '../src/index/planner.js';
+import { createMetrics, type MetricsState } from '../src/metrics/metrics.js';
+
+// ---- sizing -------------------------------------------------------------------------------
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/**
+ * Constants of the sizing formula. Index bytes per fingerprint come from the
+ * index planner (`bytesPerFingerprint`, measured layout); the rest is ours.
+ */
+export const SIZING = Object.freeze({
+  /** Tables the manifests are sized for (the paper's 5 blocks, choose 2, for k = 3). */
+  designTables: 10,
+  /** Page-id store per page decided: hash slot, id bytes, verdict (src/dedup/page-store.ts). */
+  pageStoreBytesPerPage: 40,
+  /** Node runtime, kafkajs buffers, a batch of pages in flight, worker heaps. */
+  runtimeBytes: 256 * MiB,
+  /** On top of the index: fresh-insert buffers, run merges, snapshot serialisation. */
+  indexHeadroom: 0.25,
+  /** Pod memory is rounded up to this step. */
+  memoryStepBytes: 64 * MiB,
+});
+
+export interface PodSizing {
+  readonly expectedFingerprints: number;
+  readonly tables: number;
+  /** Index bytes per fingerprint for this many tables at this size. */
+  readonly indexBytesPerFingerprint: number;
+  /** Index plus page store: the value for DEDUP_MEMORY_BUDGET_BYTES. */
+  readonly memoryBudgetBytes: number;
+  /** Container memory request and limit, in MiB. */
+  readonly podMemoryMiB: number;
+  /** Snapshot volume, in GiB: the old and the new snapshot during a write, plus 1 GiB. */
+  readonly stateVolumeGiB: number;
+}
+
+/**
+ *   budget  = N x (bytesPerFingerprint(t, N) + pageStoreBytesPerPage)
+ *   memory  = ceil_64MiB(budget x (1 + indexHeadroom) + runtimeBytes)
+ *   volume  = ceil_GiB(2 x budget + 1 GiB)
+ */
+export function podSizing(expectedFingerprints: number, tables: number = SIZING.designTables): PodSizing {
+  const perFingerprint = bytesPerFingerprint(tables, expectedFingerprints);
+  const budget = Math.ceil(expectedFingerprints * (perFingerprint + SIZING.pageStoreBytesPerPage));
+  const memory = budget * (1 + SIZING.indexHeadroom) + SIZING.runtimeBytes;
+  const memoryMiB = (Math.ceil(memory / SIZING.memoryStepBytes) * SIZING.memoryStepBytes) / MiB;
+  return Object.freeze({
+    expectedFingerprints,
+    tables,
+    indexBytesPerFingerprint: perFingerprint,
+    memoryBudgetBytes: budget,
+    podMemoryMiB: memoryMiB,
+    stateVolumeGiB: Math.ceil((2 * budget + GiB) / GiB),
+  });
+}
+
+// ---- rendering ----------------------------------------------------------------------------
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\n/g, ' ');
+}
+
+function constraints(spec: OptionSpec): string {
+  const parts: string[] = [];
+  if (spec.values) parts.push(`one of ${spec.values.map((v) => `\`${v}\``).join(', ')}`);
+  if (spec.min !== undefined && spec.max !== undefined) parts.push(`${spec.min}..${spec.max}`);
+  else if (spec.min !== undefined) parts.push(`>= ${spec.min}`);
+  else if (spec.max !== undefined) parts.push(`<= ${spec.max}`);
+  if (spec.secret) parts.push('secret: masked in logs, keep it in a Secret');
+  return parts.length > 0 ? ` (${parts.join('; ')})` : '';
+}
+
+export function renderConfigTable(options: readonly OptionSpec[] = CONFIG_OPTIONS): string {
+  const lines = ['| Environment variable | Flag | Type | Default | Description |', '|---|---|---|---|---|'];
+  for (const o of options) {
+    const def = o.default === '' ? '(empty)' : `\`${o.default}\``;
+    lines.push(`| \`${o.env}\` | \`${o.flag}\` | ${o.kind} | ${def} | ${cell(o.description)}${cell(constraints(o))} |`);
+  }
+  return lines.join('\n');
+}
+
+const STUB_STATE: MetricsState = {
+  indexFingerprints: () => 0,
+  indexBytes: () => 0,
+  indexMemoryLimitBytes: () => 0,
+  indexTables: () => 0,
+  planCandidatesPerProbe: () => 0,
+  ready: () => false,
+};
+
+function metricType(m: Metric): string {
+  if (m instanceof Counter) return 'counter';
+  if (m instanceof Gauge) return 'gauge';
+  if (m instanceof Histogram) return 'histogram';
+  return 'summary';
+}
+
+/** Every metric createMetrics declares (not prom-client's defaults), in declaration order. */
+export function declaredMetrics(): { name: string; type: string; labels: readonly string[]; help: string }[] {
+  const registry = new Registry();
+  createMetrics(registry, STUB_STATE, { defaultMetrics: false });
+  return registry.getMetricsAsArray().map((m) => {
+    const meta = m as unknown as { name: string; help: string; labelNames?: readonly string[] };
+    return { name: meta.name, type: metricType(m as unknown as Metric), labels: meta.labelNames ?? [], help: meta.help };
+  });
+}
+
+export function renderMetricsTable(): string {
+  const lines = ['| Metric | Type | Labels | Meaning |', '|---|---|---|---|'];
+  for (const m of declaredMetrics()) {
+    const labels = m.labels.length > 0 ? m.labels.map((l) => `\`${l}\``).join(', ') : '';
+    lines.push(`| \`${m.name}\` | ${m.type} | ${labels} | ${cell(m.help)} |`);
+  }
+  return lines.join('\n');
+}
+
+function thousands(n: number): string {
+  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+export function renderSizingTable(): string {
+  const lines = [
+    `Budget per fingerprint = index bytes (${SIZING.designTables} tables, from \`bytesPerFingerprint\` in src/index/planner.ts) + ${SIZING.pageStoreBytesPerPage} B of page store; ` +
+      `pod memory = budget x ${1 + SIZING.indexHeadroom} + ${SIZING.runtimeBytes / MiB} MiB, rounded up to ${SIZING.memoryStepBytes / MiB} MiB; ` +
+      'state volume = 2 x budget + 1 GiB, rounded up to GiB.',
+    '',
+    '| DEDUP_EXPECTED_FINGERPRINTS | Index B/fingerprint | DEDUP_MEMORY_BUDGET_BYTES | Pod memory (request = limit) | State volume |',
+    '|---:|---:|---:|---:|---:|',
+  ];
+  for (const n of [1_000_000, 10_000_000, 50_000_000, 100_000_000]) {
+    const s = podSizing(n);
+    lines.push(`| ${thousands(n)} | ${s.indexBytesPerFingerprint.toFixed(1)} | ${thousands(s.memoryBudgetBytes)} | ${s.podMemoryMiB} Mi | ${s.stateVolumeGiB} Gi |`);
+  }
+  return lines.join('\n');
+}
+
+export function renderErrorCodesTable(): string {
+  const lines = ['| Code | Meaning |', '|---|---|'];
+  for (const [code, meaning] of Object.entries(ERROR_CODES)) lines.push(`| \`${code}\` | ${cell(meaning)} |`);
+  return lines.join('\n');
+}
+
+const SECTIONS: readonly { name: string; render: () => string }[] = [
+  { name: 'config', render: renderConfigTable },
+  { name: 'metrics', render: renderMetricsTable },
+  { name: 'errors', render: renderErrorCodesTable },
+  { name: 'sizing', render: renderSizingTable },
+];
+
+/** The doc with every generated section replaced; throws if a marker pair is missing. */
+export function renderOperationsDoc(doc: string): string {
+  let out = doc;
+  for (const { name, render } of SECTIONS) {
+    const begin = `<!-- ${name}:begin -->`;
+    const end = `<!-- ${name}:end -->`;
+    const i = out.indexOf(begin);
+    const j = out.indexOf(end);
+    if (i < 0 || j < i) throw new Error(`docs/operations.md: missing ${begin} ... ${end}`);
+    out = `${out.slice(0, i + begin.length)}\n${render()}\n${out.slice(j)}`;
+  }
+  return out;
+}
+
+export const OPERATIONS_DOC = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/operations.md');
+
+function main(argv: readonly string[]): number {
+  const current = readFileSync(OPERATIONS_DOC, 'utf8');
+  const next = renderOperationsDoc(current);
+  if (argv.includes('--check')) {
+    if (next === current) return 0;
+    process.stderr.write('docs/operations.md is out of date: run `node dist/scripts/gen-operations-doc.js`\n');
+    return 1;
+  }
+  if (next !== current) writeFileSync(OPERATIONS_DOC, next);
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  process.exitCode = main(process.argv.slice(2));
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+/**
+ * The entry point: `dedup <command>`. Owns signals and the exit code; every
+ * other module reports through errors and return values.
+ *
+ *   dedup run            the Kafka pipeline (config from DEDUP_* and flags)
+ *   dedup batch          JSON Lines pages in, verdicts out (no Kafka)
+ *   dedup fingerprint    the fingerprint of one document
+ *   dedup plan           the table plan and its cost for k and N
+ *   dedup demo-feed      publish demo pages to the pages topic
+ */
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { ConfigError, DedupError, errorCode } from '../errors.js';
+import { CONFIG_OPTIONS, loadConfig, parseFlags, redactConfig } from '../config.js';
+import { createFingerprinter } from '../fingerprint/index.js';
+import { fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
+import { describePlan } from '../index/index.js';
+import { createDecider, featureOptionsFromConfig, planFromConfig } from '../dedup/create-decider.js';
+import { createLogger } from '../app/logger.js';
+import { inputStream, runBatch } from './batch-command.js';
+
+const USAGE = `usage: dedup <command> [--option=value ...]
+
+commands:
+  run           run the pipeline on Kafka (config: DEDUP_* environment or flags)
+  batch         read JSON Lines pages (--input FILE or stdin), write one verdict per line
+  fingerprint   print the fingerprint of a document (--html FILE, --text STRING, or stdin as HTML)
+  plan          print the table plan and its cost (--k, --table-plan, --expected-fingerprints)
+  demo-feed     publish demo pages to the pages topic (--count N, --seed S, --rate PAGES_PER_SECOND)
+
+options (all commands that decide pages):
+${CONFIG_OPTIONS.map((o) => `  ${o.flag.padEnd(28)} ${o.description} [${o.env}, default ${JSON.stringify(o.default)}]`).join('\n')}
+`;
+
+/** Short flags people type: -k 3. */
+function normalizeArgs(args: string[]): string[] {
+  return args.map((a) => (a === '-k' ? '--k' : a.startsWith('-k=') ? `--k=${a.slice(3)}` : a));
+}
+
+/** Takes the command's own flags out, leaving config flags for loadConfig. */
+function takeFlags(args: string[], names: string[]): { own: Map<string, string>; rest: string[] } {
+  const { flags, rest } = parseFlags(args);
+  const own = new Map<string, string>();
+  for (const name of names) {
+    const value = flags.get(name);
+    if (value !== undefined) {
+      own.set(name, value);
+      flags.delete(name);
+    }
+  }
+  return { own, rest: [...rest, ...[...flags].map(([k, v]) => `${k}=${v}`)] };
+}
+
+async function batch(args: string[]): Promise<number> {
+  const { own, rest } = takeFlags(args, ['--input', '--progress']);
+  const config = loadConfig(process.env, rest);
+  const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
+  const decider = createDecider(config, planFromConfig(config));
+  const showProgress = own.get('--progress') === 'true' || process.stderr.isTTY;
+  const stats = await runBatch({
+    input: inputStream(own.get('--input')),
+    output: process.stdout,
+    decider,
+    fingerprinter,
+    maxPageBytes: config.maxPageBytes,
+    progress: showProgress ? (s) => process.stderr.write(`dedup batch: ${s.lines} lines, ${s.novel} novel, ${s.duplicate} duplicate, ${s.errors} errors, ${(s.lines / Math.max(s.seconds, 0.001)).toFixed(0)} lines/s\n`) : undefined,
+  });
+  process.stderr.write(`dedup batch: done: ${stats.lines} lines, ${stats.novel} novel, ${stats.duplicate} duplicate, ${stats.errors} errors in ${stats.seconds.toFixed(1)} s\n`);
+  return 0;
+}
+
+async function fingerprint(args: string[]): Promise<number> {
+  const { own, rest } = takeFlags(args, ['--html', '--text']);
+  const config = loadConfig(process.env, rest);
+  const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
+  let page: { html?: string; text?: string };
+  if (own.has('--text')) page = { text: own.get('--text')! };
+  else if (own.has('--html')) page = { html: readFileSync(own.get('--html')!, 'utf8') };
+  else page = { html: readFileSync(0, 'utf8') };
+  const r = fingerprinter.fingerprint(page);
+  process.stdout.write(`${JSON.stringify({ fingerprint: fingerprintToHex(r.hi, r.lo), features: r.features, textLength: r.textLength, short: r.short, empty: r.empty })}\n`);
+  return 0;
+}
+
+function plan(args: string[]): number {
+  const config = loadConfig(process.env, args);
+  const p = planFromConfig(config);
+  const cost = describePlan(p, config.expectedFingerprints);
+  process.stdout.write(`${JSON.stringify({ k: p.k, blockWidths: p.blockWidths, tableBlocks: p.tables.map((t) => t.blocks), ...cost, expectedFingerprints: config.expectedFingerprints }, null, 2)}\n`);
+  return 0;
+}
+
+async function run(args: string[]): Promise<number> {
+  const config = loadConfig(process.env, args);
+  const logger = createLogger(config.logLevel, { app: 'simhash-dedup', instance: config.instanceId });
+  logger.info('starting', { config: redactConfig(config) });
+  const { startPipeline } = await import('../app/pipeline.js');
+  const pipeline = await startPipeline(config, logger, new Registry());
+  logger.info('running', { metricsPort: pipeline.metricsPort });
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string, code: number) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info('signal received, shutting down', { signal });
+      pipeline.stop().then(
+        () => resolve(code),
+        (error: unknown) => {
+          logger.error('shutdown failed', { error });
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM', 0));
+    process.once('SIGINT', () => stop('SIGINT', 0));
+    void pipeline.failed.then((error) => {
+      logger.error('pipeline failed', { error, code: errorCode(error) });
+      stop('fatal', 1);
+    });
+  });
+}
+
+async function demoFeed(args: string[]): Promise<number> {
+  const { own, rest } = takeFlags(args, ['--count', '--seed', '--rate', '--bad']);
+  const config = loadConfig(process.env, rest);
+  const logger = createLogger(config.logLevel, { app: 'simhash-dedup-demo-feed' });
+  const { publishDemoPages } = await import('../producers/demo-crawler.js');
+  const count = Number(own.get('--count') ?? '1000');
+  const seed = Number(own.get('--seed') ?? '42');
+  const rate = Number(own.get('--rate') ?? '0');
+  if (!Number.isInteger(count) || count < 0 || !Number.isFinite(seed) || !Number.isFinite(rate) || rate < 0) {
+    throw new DedupError('USAGE', '--count must be a whole number, --seed and --rate numbers');
+  }
+  const sent = await publishDemoPages(config, logger, { count, seed, ratePerSecond: rate, bad: own.get('--bad') === 'true' });
+  logger.info('demo pages published', { sent, topic: config.pagesTopic });
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rawArgs] = argv;
+  const args = normalizeArgs(rawArgs);
+  switch (command) {
+    case 'run':
+      return run(args);
+    case 'batch':
+      return batch(args);
+    case 'fingerprint':
+      return fingerprint(args);
+    case 'plan':
+      return plan(args);
+    case 'demo-feed':
+      return demoFeed(args);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`dedup: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError) process.stderr.write(`dedup: ${error.message}\n`);
+    else if (error instanceof DedupError) process.stderr.write(`dedup: ${error.code}: ${error.message}\n`);
+    else process.stderr.write(`dedup: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = error instanceof DedupError && (error.code === 'USAGE' || error.code === 'CONFIG_INVALID') ? 2 : 1;
+  },
+);

@@ -1,0 +1,123 @@
+/**
+ * Start-up recovery: read the compacted fingerprints changelog from the
+ * snapshot's offsets to its current end (read_committed) and re-apply every
+ * entry to the decider. Run after the transactional producer has fenced its
+ * predecessor, so no open transaction holds the end back.
+ *
+ * A throwaway consumer group is used only to borrow kafkajs's fetch loop;
+ * offsets are never committed for it.
+ */
+import type { Kafka } from 'kafkajs';
+import { DedupError } from '../errors.js';
+import type { RecordCodec } from '../wire/record-codec.js';
+import type { Decider } from '../dedup/decider.js';
+import type { Logger } from '../app/logger.js';
+
+export interface ReplayResult {
+  records: number;
+  /** Next offset per partition after replay (the snapshot offsets to write later). */
+  offsets: Record<string, string>;
+  seconds: number;
+}
+
+export async function endOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return Object.fromEntries(offsets.map((o) => [String(o.partition), o.high]));
+  } catch (error) {
+    throw new DedupError('KAFKA', `reading end offsets of ${topic} failed: ${(error as Error).message}`, { cause: error, retriable: true });
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+export async function replayChangelog(options: {
+  kafka: Kafka;
+  topic: string;
+  from: Record<string, string>;
+  codec: RecordCodec;
+  decider: Decider;
+  logger: Logger;
+  groupIdPrefix: string;
+  timeoutMs?: number;
+}): Promise<ReplayResult> {
+  const { kafka, topic, codec, decider, logger } = options;
+  const started = Date.now();
+  const end = await endOffsets(kafka, topic);
+  const position: Record<string, bigint> = {};
+  const pending = new Set<string>();
+  for (const [partition, high] of Object.entries(end)) {
+    const from = BigInt(options.from[partition] ?? '0');
+    position[partition] = from;
+    if (from < BigInt(high)) pending.add(partition);
+  }
+  if (pending.size === 0) return { records: 0, offsets: end, seconds: (Date.now() - started) / 1000 };
+
+  logger.info('replaying changelog', { topic, from: options.from, to: end });
+  const consumer = kafka.consumer({
+    groupId: `${options.groupIdPrefix}-replay-${process.pid}-${Date.now()}`,
+    readUncommitted: false,
+    maxBytesPerPartition: 16 * 1024 * 1024,
+    allowAutoTopicCreation: false,
+  });
+  let records = 0;
+  let failure: unknown = null;
+  let finish!: () => void;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  const advance = (partition: string, lastOffset: string): void => {
+    const next = BigInt(lastOffset) + 1n;
+    if (next > position[partition]!) position[partition] = next;
+    if (position[partition]! >= BigInt(end[partition]!)) {
+      pending.delete(partition);
+      if (pending.size === 0) finish();
+    }
+  };
+  // Batches of only aborted records or transaction markers reach us solely as
+  // this event; without it replay would wait forever at a commit marker.
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    if (payload.topic === topic) advance(String(payload.partition), payload.lastOffset);
+  });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch, heartbeat }) => {
+        try {
+          for (const message of batch.messages) {
+            if (message.value === null) continue; // a tombstone: nothing to restore
+            const change = await codec.decodeChange(message.value);
+            decider.restore({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, change.duplicateOf, change.distance);
+            records++;
+          }
+        } catch (error) {
+          failure = error;
+          finish();
+          return;
+        }
+        await heartbeat();
+      },
+    });
+    // Position every partition at the snapshot's offset once assigned.
+    for (const partition of Object.keys(end)) {
+      consumer.seek({ topic, partition: Number(partition), offset: options.from[partition] ?? '0' });
+    }
+    const timeout = options.timeoutMs ?? 30 * 60_000;
+    const timer = setTimeout(() => {
+      failure = new DedupError('KAFKA', `changelog replay did not reach the end within ${timeout} ms`, { retriable: true });
+      finish();
+    }, timeout);
+    await done;
+    clearTimeout(timer);
+  } finally {
+    await consumer.disconnect().catch(() => undefined);
+  }
+  if (failure) {
+    if (failure instanceof DedupError) throw failure;
+    throw new DedupError('SNAPSHOT_INVALID', `changelog replay failed: ${(failure as Error).message}`, { cause: failure });
+  }
+  const offsets = Object.fromEntries(Object.entries(position).map(([p, o]) => [p, o.toString()]));
+  return { records, offsets, seconds: (Date.now() - started) / 1000 };
+}

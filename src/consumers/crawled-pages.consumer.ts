@@ -1,0 +1,164 @@
+/**
+ * The consumer group on the crawled-pages topic. Batch-first: a fetched batch
+ * is cut into chunks of maxBatchRecords; each chunk is decoded, decided and
+ * committed in one transaction (verdicts + dead letters + changelog + input
+ * offsets), then its offsets are resolved and the consumer heartbeats. Offsets
+ * are committed only inside that transaction, never by the consumer itself.
+ *
+ * One instance must see every page (the index is not sharded): at start-up a
+ * group that already has members is refused (or warned about, by config), and
+ * a group seen with more than one member after a rebalance is reported loudly.
+ */
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { DedupConfig } from '../config.js';
+import { DedupError, errorCode } from '../errors.js';
+import type { Logger } from '../app/logger.js';
+import { kafkaClientId } from '../app/kafka-client.js';
+import type { DedupMetrics } from '../metrics/metrics.js';
+import type { VerdictProducer } from '../producers/verdict.producer.js';
+import type { InputRecord, PageBatchProcessor, ProcessedChunk } from './page-batch-processor.js';
+
+export interface CrawledPagesConsumerOptions {
+  kafka: Kafka;
+  config: DedupConfig;
+  processor: PageBatchProcessor;
+  producer: VerdictProducer;
+  metrics: DedupMetrics;
+  logger: Logger;
+  /** Called after every committed chunk (snapshots, eviction). */
+  afterCommit?: (chunk: ProcessedChunk) => Promise<void>;
+  /** Called when the consumer cannot go on (fenced, or a crash kafkajs will not restart from). */
+  onFatal: (error: unknown) => void;
+}
+
+export interface CrawledPagesConsumer {
+  start(): Promise<void>;
+  /** Finishes the chunk in flight, then leaves the group. */
+  stop(): Promise<void>;
+  readonly joined: boolean;
+}
+
+async function groupMembers(admin: Admin, groupId: string, ownClientId = ''): Promise<{ state: string; members: number; others: number }> {
+  const { groups } = await admin.describeGroups([groupId]);
+  const group = groups[0];
+  const members = group?.members ?? [];
+  // A member with our client id is this instance's predecessor (killed before
+  // its session expired): the group coordinator drops it at the next rebalance.
+  return { state: group?.state ?? 'Unknown', members: members.length, others: members.filter((m) => m.clientId !== ownClientId).length };
+}
+
+export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions): CrawledPagesConsumer {
+  const { kafka, config, processor, producer, metrics, logger, afterCommit, onFatal } = options;
+  const consumer: Consumer = kafka.consumer({
+    groupId: config.groupId,
+    // kafkajs heartbeats only between chunks, so a chunk (and a snapshot)
+    // must finish well inside this; it is also how long a killed instance's
+    // partitions wait before a restarted one gets them.
+    sessionTimeout: 20_000,
+    heartbeatInterval: 3_000,
+    rebalanceTimeout: 60_000,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    readUncommitted: false,
+    allowAutoTopicCreation: false,
+  });
+  let joined = false;
+
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    joined = true;
+    const admin = kafka.admin();
+    admin
+      .connect()
+      .then(() => groupMembers(admin, config.groupId))
+      .then(({ members }) => {
+        metrics.groupMembers.set(members);
+        logger.info('joined consumer group', { groupId: config.groupId, memberId: payload.memberId, members, assignment: payload.memberAssignment });
+        if (members > 1) {
+          metrics.errors.inc({ code: 'GROUP_NOT_EXCLUSIVE' });
+          logger.error('ANOTHER INSTANCE IS IN THIS CONSUMER GROUP: the index is not sharded, so near-duplicates split across instances will be missed', {
+            groupId: config.groupId,
+            members,
+          });
+        }
+      })
+      .catch((error: unknown) => logger.warn('could not describe the consumer group', { error }))
+      .finally(() => void admin.disconnect().catch(() => undefined));
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    metrics.errors.inc({ code: errorCode(payload.error) === 'UNKNOWN' ? 'KAFKA' : errorCode(payload.error) });
+    logger.error('consumer crashed', { error: payload.error, restart: payload.restart });
+    if (!payload.restart) onFatal(payload.error);
+  });
+
+  async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const messages = batch.messages;
+    metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, Number(batch.offsetLag())));
+    for (let start = 0; start < messages.length; start += config.maxBatchRecords) {
+      if (!isRunning() || isStale()) return;
+      const slice = messages.slice(start, start + config.maxBatchRecords);
+      const records: InputRecord[] = slice.map((m) => ({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp }));
+      const endTimer = metrics.batchDuration.startTimer();
+      let bytes = 0;
+      for (const m of slice) bytes += m.value?.length ?? 0;
+      const chunk = await processor.process(records);
+      const last = slice[slice.length - 1]!.offset;
+      try {
+        await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
+        metrics.transactions.inc({ outcome: 'committed' });
+      } catch (error) {
+        metrics.transactions.inc({ outcome: 'aborted' });
+        metrics.errors.inc({ code: errorCode(error) });
+        if (error instanceof DedupError && !error.retriable) {
+          onFatal(error);
+          return;
+        }
+        throw error; // kafkajs retries the batch from the last resolved offset
+      }
+      resolveOffset(last);
+      endTimer();
+      const now = Date.now();
+      metrics.pagesConsumed.inc({ topic: batch.topic }, slice.length);
+      metrics.pageBytes.inc(bytes);
+      metrics.batchSize.observe(slice.length);
+      if (chunk.novel) metrics.verdicts.inc({ verdict: 'novel' }, chunk.novel);
+      if (chunk.duplicates) metrics.verdicts.inc({ verdict: 'duplicate' }, chunk.duplicates);
+      for (const [reason, count] of chunk.deadLetters) {
+        metrics.deadLetters.inc({ reason }, count);
+        metrics.errors.inc({ code: reason }, count);
+      }
+      for (const ts of chunk.timestamps) if (ts > 0 && ts <= now) metrics.verdictLatency.observe((now - ts) / 1000);
+      const lag = Number(batch.highWatermark) - 1 - Number(last);
+      metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
+      if (afterCommit) await afterCommit(chunk);
+      await heartbeat();
+    }
+  }
+
+  return {
+    get joined() {
+      return joined;
+    },
+    async start() {
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const { state, others } = await groupMembers(admin, config.groupId, kafkaClientId(config));
+        if (others > 0) {
+          const message = `consumer group ${config.groupId} already has ${others} member(s) of other instances (state ${state}); this index is not sharded, so a second instance would miss near-duplicates split between the two`;
+          if (config.singleInstance === 'refuse') throw new DedupError('GROUP_NOT_EXCLUSIVE', message);
+          metrics.errors.inc({ code: 'GROUP_NOT_EXCLUSIVE' });
+          logger.error(message);
+        }
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+      await consumer.connect();
+      await consumer.subscribe({ topics: [config.pagesTopic], fromBeginning: true });
+      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 1, eachBatch });
+    },
+    async stop() {
+      await consumer.stop();
+      await consumer.disconnect();
+      joined = false;
+    },
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * Turns one chunk of crawled-page records into the records a transaction will
+ * write: a verdict (novel or duplicate) plus a changelog entry for every page
+ * that decodes and fingerprints, a dead letter for every record that does not.
+ * Every input offset ends in exactly one verdict or one dead letter.
+ *
+ * Kafka-free: records in, messages out (the consumer module owns kafkajs).
+ */
+import { DedupError, type ErrorCode } from '../errors.js';
+import type { Fingerprinter } from '../fingerprint/index.js';
+import type { Decider, Verdict } from '../dedup/decider.js';
+import type { CrawledPage } from '../wire/crawled-page.js';
+import type { RecordCodec } from '../wire/record-codec.js';
+import type { DedupMetrics } from '../metrics/metrics.js';
+
+export interface InputRecord {
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  /** Record timestamp, milliseconds since the epoch, as kafkajs gives it (a string). */
+  readonly timestamp: string;
+}
+
+export interface OutputMessage {
+  key: string | Buffer | null;
+  value: Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface ProcessedChunk {
+  /** Topic name → messages, in input order within each topic. */
+  readonly topicMessages: Map<string, OutputMessage[]>;
+  readonly novel: number;
+  readonly duplicates: number;
+  readonly deadLetters: Map<ErrorCode | 'UNKNOWN', number>;
+  /** Record timestamps of the chunk (verdict latency is observed after commit). */
+  readonly timestamps: number[];
+  readonly verdicts: Verdict[];
+}
+
+export interface ProcessorTopics {
+  readonly sourceTopic: string;
+  readonly novelTopic: string;
+  readonly duplicateTopic: string;
+  readonly deadLetterTopic: string;
+  readonly fingerprintsTopic: string;
+}
+
+export interface PageBatchProcessorOptions {
+  readonly topics: ProcessorTopics;
+  readonly codec: RecordCodec;
+  readonly fingerprinter: Fingerprinter;
+  readonly decider: Decider;
+  readonly metrics?: DedupMetrics;
+  /** Dead letters keep the original value up to this many bytes (the rest is cut, and said so in a header). */
+  readonly maxDeadLetterBytes: number;
+}
+
+export const DLQ_HEADERS = {
+  code: 'dedup.error.code',
+  message: 'dedup.error.message',
+  topic: 'dedup.source.topic',
+  partition: 'dedup.source.partition',
+  offset: 'dedup.source.offset',
+  timestamp: 'dedup.source.timestamp',
+  truncated: 'dedup.value.original-bytes',
+} as const;
+
+export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
+  const { topics, codec, fingerprinter, decider, metrics, maxDeadLetterBytes } = options;
+
+  function deadLetter(record: InputRecord, error: unknown): { message: OutputMessage; code: ErrorCode | 'UNKNOWN' } {
+    const code = error instanceof DedupError ? error.code : 'UNKNOWN';
+    const original = record.value ?? Buffer.alloc(0);
+    const headers: Record<string, string> = {
+      [DLQ_HEADERS.code]: code,
+      [DLQ_HEADERS.message]: (error as Error).message.slice(0, 2000),
+      [DLQ_HEADERS.topic]: topics.sourceTopic,
+      [DLQ_HEADERS.partition]: String(record.partition),
+      [DLQ_HEADERS.offset]: record.offset,
+      [DLQ_HEADERS.timestamp]: record.timestamp,
+    };
+    let value = original;
+    if (original.length > maxDeadLetterBytes) {
+      value = original.subarray(0, maxDeadLetterBytes);
+      headers[DLQ_HEADERS.truncated] = String(original.length);
+    }
+    return { message: { key: record.key, value, headers }, code };
+  }
+
+  return {
+    /**
+     * Decides a chunk. Throws only retriable errors (registry or codec
+     * outages): the caller must then retry the chunk, not dead-letter it.
+     * A retried chunk yields the same verdicts (recorded ids replay theirs).
+     */
+    async process(records: readonly InputRecord[]): Promise<ProcessedChunk> {
+      const novelMessages: OutputMessage[] = [];
+      const duplicateMessages: OutputMessage[] = [];
+      const deadLetterMessages: OutputMessage[] = [];
+      const changeMessages: OutputMessage[] = [];
+      const deadLetters = new Map<ErrorCode | 'UNKNOWN', number>();
+      const timestamps: number[] = [];
+      const verdicts: Verdict[] = [];
+      let novel = 0;
+      let duplicates = 0;
+
+      for (const record of records) {
+        const timestamp = Number(record.timestamp);
+        timestamps.push(timestamp);
+        let page: CrawledPage;
+        let verdict: Verdict;
+        let short: boolean;
+        try {
+          page = await codec.decodePage(record.value, timestamp);
+          const started = process.hrtime.bigint();
+          const result = fingerprinter.fingerprint({ html: page.html ?? undefined, text: page.html === null ? (page.text ?? undefined) : undefined });
+          const fingerprinted = process.hrtime.bigint();
+          if (result.empty) throw new DedupError('PAGE_EMPTY', 'page has no text content to fingerprint');
+          short = result.short;
+          verdict = decider.decide({ id: page.id, hi: result.hi, lo: result.lo, short, fetchedAt: page.fetchedAt });
+          if (metrics) {
+            metrics.fingerprintDuration.observe(Number(fingerprinted - started) / 1e9);
+            metrics.probeDuration.observe(Number(process.hrtime.bigint() - fingerprinted) / 1e9);
+            if (!verdict.repeated) metrics.probeCandidates.observe(verdict.candidates);
+          }
+        } catch (error) {
+          if (error instanceof DedupError && error.retriable) throw error;
+          const { message, code } = deadLetter(record, error);
+          deadLetterMessages.push(message);
+          deadLetters.set(code, (deadLetters.get(code) ?? 0) + 1);
+          continue;
+        }
+        verdicts.push(verdict);
+        if (verdict.verdict === 'novel') {
+          novel++;
+          novelMessages.push({ key: page.id, value: await codec.encodeNovel({ page, hi: verdict.hi, lo: verdict.lo }) });
+        } else {
+          duplicates++;
+          duplicateMessages.push({
+            key: page.id,
+            value: await codec.encodeDuplicate({
+              page,
+              hi: verdict.hi,
+              lo: verdict.lo,
+              duplicateOf: verdict.duplicateOf!,
+              distance: verdict.distance!,
+              duplicateOfHi: verdict.duplicateOfHi,
+              duplicateOfLo: verdict.duplicateOfLo,
+            }),
+          });
+        }
+        // Written for repeated ids too: if the first attempt's transaction
+        // aborted, this is the copy that lands.
+        changeMessages.push({
+          key: page.id,
+          value: await codec.encodeChange({
+            id: page.id,
+            hi: verdict.hi,
+            lo: verdict.lo,
+            short,
+            duplicateOf: verdict.duplicateOf,
+            distance: verdict.distance ?? 0,
+            fetchedAt: page.fetchedAt,
+          }),
+        });
+      }
+
+      const topicMessages = new Map<string, OutputMessage[]>();
+      if (novelMessages.length) topicMessages.set(topics.novelTopic, novelMessages);
+      if (duplicateMessages.length) topicMessages.set(topics.duplicateTopic, duplicateMessages);
+      if (deadLetterMessages.length) topicMessages.set(topics.deadLetterTopic, deadLetterMessages);
+      if (changeMessages.length) topicMessages.set(topics.fingerprintsTopic, changeMessages);
+      return { topicMessages, novel, duplicates, deadLetters, timestamps, verdicts };
+    },
+  };
+}
+
+export type PageBatchProcessor = ReturnType<typeof createPageBatchProcessor>;

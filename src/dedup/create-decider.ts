@@ -1,0 +1,41 @@
+/**
+ * Builds the table plan and an empty decider from config: the one place the
+ * config's index options meet the index.
+ */
+import type { DedupConfig } from '../config.js';
+import { FingerprintIndex, planFromBlocks, planTables, type TablePlan } from '../index/index.js';
+import type { FeatureOptions } from '../fingerprint/index.js';
+import { Decider } from './decider.js';
+import { PageStore } from './page-store.js';
+
+export function planFromConfig(config: Pick<DedupConfig, 'k' | 'tableBlocks' | 'expectedFingerprints' | 'memoryBudgetBytes'>): TablePlan {
+  if (config.tableBlocks) return planFromBlocks(config.k, [...config.tableBlocks]);
+  return planTables({
+    k: config.k,
+    expectedSize: config.expectedFingerprints,
+    ...(config.memoryBudgetBytes > 0 ? { memoryBudgetBytes: config.memoryBudgetBytes } : {}),
+  });
+}
+
+export function createDecider(config: DedupConfig, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }): Decider {
+  return new Decider({
+    index: state?.index ?? FingerprintIndex.create({ plan, initialCapacity: Math.min(config.expectedFingerprints, 1 << 20) }),
+    store: state?.store ?? new PageStore(Math.min(config.expectedFingerprints, 1 << 20)),
+    k: config.k,
+    maxFingerprints: config.maxFingerprints,
+    maxAgeSeconds: config.maxAgeSeconds,
+  });
+}
+
+/** Feature options from config; zero / 'default' keep the fingerprinter's defaults. */
+export function featureOptionsFromConfig(config: Pick<DedupConfig, 'shingleSize' | 'boilerplate' | 'cjk' | 'weighting' | 'minFeatures'>): Partial<FeatureOptions> {
+  const options: Partial<FeatureOptions> = { boilerplate: config.boilerplate, cjk: config.cjk };
+  if (config.shingleSize > 0) options.shingleSize = config.shingleSize;
+  if (config.weighting !== 'default') options.weighting = config.weighting;
+  if (config.minFeatures > 0) options.minFeatures = config.minFeatures;
+  return options;
+}
+
+export function samePlan(a: TablePlan, b: TablePlan): boolean {
+  return JSON.stringify({ k: a.k, w: a.blockWidths, t: a.tables }) === JSON.stringify({ k: b.k, w: b.blockWidths, t: b.tables });
+}

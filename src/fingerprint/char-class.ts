@@ -1,0 +1,80 @@
+/**
+ * Per-UTF-16-code-unit lookup tables for the tokenizer, built once per
+ * process from the engine's Unicode data (about 15 ms), so the hot loop does
+ * one typed-array load per character instead of a regex test.
+ *
+ * Classes:
+ *  - SEP    separator (space, punctuation, symbols, emoji halves we do not pair)
+ *  - WORD   letter or combining mark (\p{L}, \p{M}) outside Han and kana
+ *  - DIGIT  any \p{N}; a token containing one becomes the NUM token
+ *  - HAN    \p{Script=Han} (ideographs; segmented by the CJK mode)
+ *  - KANA   hiragana, katakana and the prolonged sound mark (character bigrams)
+ *  - APOS   ' and U+2019, kept inside a word ("don't") and a separator elsewhere
+ *  - HIGH   high surrogate: the tokenizer pairs it (astral Han is HAN, other
+ *           astral code points are SEP)
+ *  - JUNK   C0/C1 controls (except whitespace), U+FFFD, U+FFFE/U+FFFF, lone
+ *           low surrogates: counted to detect binary garbage
+ *  - SPACE  whitespace (separator that does not count towards "non-space")
+ *
+ * FOLD maps a code unit to its case-folded form: `toLowerCase()` when that is
+ * a single code unit, full-width ASCII (U+FF01..U+FF5E) to ASCII, U+2019 to '.
+ */
+export const SEP = 0;
+export const WORD = 1;
+export const DIGIT = 2;
+export const HAN = 3;
+export const KANA = 4;
+export const APOS = 5;
+export const HIGH = 6;
+export const JUNK = 7;
+export const SPACE = 8;
+
+export const CLASS = new Uint8Array(65536);
+export const FOLD = new Uint16Array(65536);
+
+function build(): void {
+  const letter = /[\p{L}\p{M}]/u;
+  const digit = /\p{N}/u;
+  const han = /\p{Script=Han}/u;
+  const kana = /[\p{Script=Hiragana}\p{Script=Katakana}\u30fc]/u;
+  const space = /\s/u;
+  for (let c = 0; c < 65536; c++) {
+    let fold = c;
+    let cls = SEP;
+    if (c >= 0xd800 && c <= 0xdbff) cls = HIGH;
+    else if (c >= 0xdc00 && c <= 0xdfff) cls = JUNK;
+    else if (c < 0x80) {
+      if ((c >= 0x61 && c <= 0x7a)) cls = WORD;
+      else if (c >= 0x41 && c <= 0x5a) { cls = WORD; fold = c + 32; }
+      else if (c >= 0x30 && c <= 0x39) cls = DIGIT;
+      else if (c === 0x27) cls = APOS;
+      else if (c === 9 || c === 10 || c === 11 || c === 12 || c === 13 || c === 32) cls = SPACE;
+      else if (c < 0x20 || c === 0x7f) cls = JUNK;
+    } else {
+      const s = String.fromCharCode(c);
+      if (c <= 0x9f || c === 0xfffd || c === 0xfffe || c === 0xffff) cls = JUNK;
+      else if (c === 0x2019) { cls = APOS; fold = 0x27; }
+      else if (space.test(s)) cls = SPACE;
+      else if (han.test(s)) cls = HAN;
+      else if (kana.test(s)) cls = KANA;
+      else if (digit.test(s)) cls = DIGIT;
+      else if (letter.test(s)) cls = WORD;
+      if (c >= 0xff01 && c <= 0xff5e) {
+        fold = c - 0xfee0;
+        if (fold >= 0x41 && fold <= 0x5a) fold += 32;
+        cls = CLASS[fold]!;
+      } else if (cls === WORD) {
+        const lower = s.toLowerCase();
+        if (lower.length === 1) fold = lower.charCodeAt(0);
+      }
+    }
+    CLASS[c] = cls;
+    FOLD[c] = fold;
+  }
+}
+build();
+
+/** Astral code points that count as Han: CJK Unified Ideographs Extensions B..H and compatibility supplement. */
+export function isAstralHan(cp: number): boolean {
+  return cp >= 0x20000 && cp <= 0x323af;
+}

@@ -1,0 +1,266 @@
+/**
+ * Page -> 64-bit simhash (Charikar 2002; Manku, Jain, Das Sarma 2007), the
+ * pure core of the pipeline: no I/O, no environment, no Kafka. The steps,
+ * with reasons, are in docs/fingerprint.md:
+ *
+ *   html --html-text--> content text --tokenizer--> normalised tokens
+ *        --stop words--> word shingles --weights--> simhash (64 counters)
+ *
+ * A Fingerprinter reuses its buffers across calls: one per thread.
+ */
+import { ConfigError } from '../errors.js';
+import { loadJiebaSegmenter, type CjkSegmenter } from './cjk-segmenter.js';
+import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix } from './feature-hash.js';
+import { FeatureCounter, type StaticTable64 } from './hash-table-64.js';
+import { HtmlTextExtractor } from './html-text.js';
+import { Simhash } from './simhash.js';
+import { TextBuffer } from './text-buffer.js';
+import { TokenBuffer } from './token-buffer.js';
+import { Tokenizer, type CjkMode } from './tokenizer.js';
+import { dateWordTable, loadIdfTable, stopWordTable, type IdfTable } from './word-tables.js';
+
+export type Weighting = 'tf' | 'log-tf' | 'tfidf' | 'binary';
+
+export interface FeatureOptions {
+  /** Word n-gram length; 1 = single tokens. */
+  shingleSize: number;
+  /** Drop nav/header/footer/aside/forms/ads/widgets/counters/dates before tokenizing. */
+  boilerplate: 'remove' | 'keep';
+  /** Chinese segmentation; Japanese kana runs are always character bigrams (except 'off'). */
+  cjk: CjkMode;
+  weighting: Weighting;
+  stopWords: boolean;
+  /** Below this many features a page is "short". */
+  minFeatures: number;
+}
+
+/**
+ * Defaults, and why (measured by bench/fingerprint/choose-defaults.mjs on the
+ * ~310 Python 3.11 library pages, one Sphinx template; docs/fingerprint.md):
+ * - shingleSize 2 with weighting 'tf': a one-word edit stays within 3 bits on
+ *   95% of pages (3-grams: 87-89%, log-tf 2-grams: 90%), and no two distinct
+ *   pages of the template come within 10 bits (minimum 13). Single words with
+ *   tf let frequent vocabulary dominate: two distinct pages came within 2 bits.
+ * - boilerplate 'remove': shared chrome would otherwise pull every page of a
+ *   site together (paper section 4).
+ * - cjk 'jieba': words, not characters, are the features for Chinese.
+ * - stopWords true, as in the paper's pipeline.
+ * - minFeatures 32: below roughly one paragraph (~50 running words) a 3-bit
+ *   neighbourhood is mostly noise, so the decider matches such pages exactly.
+ */
+export const DEFAULT_FEATURE_OPTIONS: Readonly<FeatureOptions> = Object.freeze({
+  shingleSize: 2,
+  boilerplate: 'remove',
+  cjk: 'jieba',
+  weighting: 'tf',
+  stopWords: true,
+  minFeatures: 32,
+});
+
+export interface PageContent {
+  html?: string;
+  text?: string;
+}
+
+export interface FingerprintResult {
+  /** Bits 63..32 of the simhash, uint32. */
+  hi: number;
+  /** Bits 31..0 of the simhash, uint32. */
+  lo: number;
+  /** 64-bit hash of the normalised token stream (stop words included), for the exact-duplicate fast path. */
+  exactHi: number;
+  exactLo: number;
+  /** Distinct weighted features that went into the hash. */
+  features: number;
+  /** Characters of extracted text (tags become one space each). */
+  textLength: number;
+  /** 0 < features < minFeatures. */
+  short: boolean;
+  /** No content features at all (empty, markup only, or binary junk). */
+  empty: boolean;
+}
+
+export interface Fingerprinter {
+  readonly options: Readonly<FeatureOptions>;
+  fingerprint(page: PageContent): FingerprintResult;
+}
+
+const MAX_SHINGLE = 8;
+/** A text whose non-space code units are more than 1/8 controls, U+FFFD or lone surrogates is binary junk. */
+const JUNK_RATIO = 8;
+
+export function validateFeatureOptions(options: Partial<FeatureOptions> | undefined): Readonly<FeatureOptions> {
+  const problems: string[] = [];
+  const given = (options ?? {}) as Record<string, unknown>;
+  if (typeof given !== 'object' || given === null) throw new ConfigError(['fingerprint options must be an object']);
+  for (const key of Object.keys(given)) {
+    if (!(key in DEFAULT_FEATURE_OPTIONS)) problems.push(`fingerprint option "${key}" is unknown`);
+  }
+  const merged = { ...DEFAULT_FEATURE_OPTIONS } as FeatureOptions;
+  for (const key of Object.keys(DEFAULT_FEATURE_OPTIONS) as (keyof FeatureOptions)[]) {
+    if (given[key] !== undefined) (merged as unknown as Record<string, unknown>)[key] = given[key];
+  }
+  const int = (name: keyof FeatureOptions, min: number, max: number): void => {
+    const v = merged[name];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      problems.push(`fingerprint option "${name}" must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+    }
+  };
+  const oneOf = (name: keyof FeatureOptions, allowed: readonly unknown[]): void => {
+    if (!allowed.includes(merged[name])) {
+      problems.push(`fingerprint option "${name}" must be one of ${allowed.join(', ')}, got ${JSON.stringify(merged[name])}`);
+    }
+  };
+  int('shingleSize', 1, MAX_SHINGLE);
+  int('minFeatures', 0, 1_000_000);
+  oneOf('boilerplate', ['remove', 'keep']);
+  oneOf('cjk', ['jieba', 'bigram', 'off']);
+  oneOf('weighting', ['tf', 'log-tf', 'tfidf', 'binary']);
+  oneOf('stopWords', [true, false]);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(merged);
+}
+
+export async function createFingerprinter(options?: Partial<FeatureOptions>): Promise<Fingerprinter> {
+  const opts = validateFeatureOptions(options);
+  const segmenter = opts.cjk === 'jieba' ? await loadJiebaSegmenter() : undefined;
+  const idf = opts.weighting === 'tfidf' ? await loadIdfTable() : undefined;
+  return new SimhashFingerprinter(opts, segmenter, idf);
+}
+
+class SimhashFingerprinter implements Fingerprinter {
+  private readonly html: HtmlTextExtractor;
+  private readonly tokenizer: Tokenizer;
+  private readonly text = new TextBuffer();
+  private readonly tokens = new TokenBuffer();
+  private readonly counter = new FeatureCounter();
+  private readonly simhash = new Simhash();
+  private weights = new Float64Array(1024);
+  private readonly out = new Uint32Array(2);
+  private readonly stop: StaticTable64 | undefined;
+  private readonly ringA: Int32Array;
+  private readonly ringB: Int32Array;
+  private readonly ringNum: Uint8Array;
+  private readonly ringIdf: Float64Array;
+
+  constructor(
+    readonly options: Readonly<FeatureOptions>,
+    segmenter: CjkSegmenter | undefined,
+    private readonly idf: IdfTable | undefined,
+  ) {
+    this.html = new HtmlTextExtractor(options.boilerplate);
+    this.tokenizer = new Tokenizer(options.cjk, segmenter, dateWordTable());
+    this.stop = options.stopWords ? stopWordTable() : undefined;
+    const n = options.shingleSize;
+    this.ringA = new Int32Array(n);
+    this.ringB = new Int32Array(n);
+    this.ringNum = new Uint8Array(n);
+    this.ringIdf = new Float64Array(n);
+  }
+
+  fingerprint(page: PageContent): FingerprintResult {
+    const html = page?.html;
+    const text = this.text;
+    if (typeof html === 'string') this.html.extract(html, text);
+    else text.setString(typeof page?.text === 'string' ? page.text : '');
+    const tokens = this.tokens;
+    tokens.clear();
+    this.tokenizer.tokenize(text.units, text.length, tokens);
+    const { junk, nonSpace } = this.tokenizer.stats;
+    const binary = junk > 0 && junk * JUNK_RATIO > nonSpace;
+
+    // Exact hash over the whole normalised stream.
+    let ea = EXACT_SEED_A;
+    let eb = EXACT_SEED_B;
+    const ta = tokens.a;
+    const tb = tokens.b;
+    const len = binary ? 0 : tokens.length;
+    for (let i = 0; i < len; i++) {
+      ea = mix(ea, ta[i]!);
+      eb = mix(eb, tb[i]!);
+    }
+    const exactHi = fmix(ea ^ len);
+    const exactLo = fmix(eb ^ len);
+
+    const counter = this.counter;
+    counter.reset();
+    if (!binary) this.collectFeatures(len);
+    const features = counter.size;
+
+    if (this.weights.length < features) this.weights = new Float64Array(counter.entryA.length);
+    const weights = this.weights;
+    const weighting = this.options.weighting;
+    const countOf = counter.countOf;
+    const extraOf = counter.extraOf;
+    for (let e = 0; e < features; e++) {
+      const tf = countOf[e]!;
+      let w = weighting === 'tf' ? tf : weighting === 'binary' ? 1 : weighting === 'log-tf' ? 1 + Math.log(tf) : tf;
+      if (weighting === 'tfidf') w *= extraOf[e]!;
+      weights[e] = w;
+    }
+    this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out);
+    return {
+      hi: this.out[0]!,
+      lo: this.out[1]!,
+      exactHi,
+      exactLo,
+      features,
+      textLength: text.length,
+      short: features > 0 && features < this.options.minFeatures,
+      empty: features === 0,
+    };
+  }
+
+  /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
+  private collectFeatures(len: number): void {
+    const { a: ta, b: tb, num: tn } = this.tokens;
+    const stop = this.stop;
+    const n = this.options.shingleSize;
+    const counter = this.counter;
+    const idf = this.idf;
+    const ringA = this.ringA;
+    const ringB = this.ringB;
+    const ringNum = this.ringNum;
+    const ringIdf = this.ringIdf;
+    let filled = 0;
+    for (let i = 0; i < len; i++) {
+      const a = ta[i]!;
+      const b = tb[i]!;
+      const isNum = tn[i]!;
+      if (stop !== undefined && isNum === 0 && stop.get(a, b, 0) === 1) continue;
+      if (n === 1) {
+        if (isNum === 1) continue;
+        const e = counter.add(a, b);
+        if (e < 0 && idf !== undefined) counter.extraOf[~e] = idf.table.get(a, b, idf.defaultIdf);
+        continue;
+      }
+      const slot = filled % n;
+      ringA[slot] = a;
+      ringB[slot] = b;
+      ringNum[slot] = isNum;
+      if (idf !== undefined) ringIdf[slot] = isNum === 1 ? idf.defaultIdf : idf.table.get(a, b, idf.defaultIdf);
+      filled++;
+      if (filled >= n) this.addShingle(filled - n, n);
+    }
+    if (n > 1 && filled > 0 && filled < n) this.addShingle(0, filled);
+  }
+
+  /** Adds the shingle of `size` tokens starting at ring position `start` (mod n); all-NUM shingles are dropped. */
+  private addShingle(start: number, size: number): void {
+    const n = this.options.shingleSize;
+    let sa = SHINGLE_SEED_A;
+    let sb = SHINGLE_SEED_B;
+    let words = 0;
+    let idfSum = 0;
+    for (let k = 0; k < size; k++) {
+      const slot = (start + k) % n;
+      sa = mix(sa, this.ringA[slot]!);
+      sb = mix(sb, this.ringB[slot]!);
+      words += this.ringNum[slot]! ^ 1;
+      idfSum += this.ringIdf[slot]!;
+    }
+    if (words === 0) return;
+    const e = this.counter.add(fmix(sa ^ size), fmix(sb ^ size));
+    if (e < 0 && this.idf !== undefined) this.counter.extraOf[~e] = idfSum / size;
+  }
+}

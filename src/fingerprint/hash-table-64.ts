@@ -1,0 +1,163 @@
+/**
+ * Open-addressing tables keyed by a 64-bit hash given as two uint32 lanes,
+ * stored in typed arrays (no object per entry, no string keys).
+ *
+ * - `StaticTable64`: built once (stop words, date words, IDF), read-only lookups.
+ * - `FeatureCounter`: per-page counts of features, reset in O(1) by bumping a
+ *   generation stamp, grown by doubling, iterated in insertion order so float
+ *   weight sums are deterministic.
+ */
+
+function capacityFor(n: number): number {
+  let cap = 16;
+  while (cap < n * 2) cap *= 2;
+  return cap;
+}
+
+export class StaticTable64 {
+  private readonly mask: number;
+  private readonly keyA: Int32Array;
+  private readonly keyB: Int32Array;
+  private readonly used: Uint8Array;
+  private readonly vals: Float64Array;
+  size = 0;
+
+  constructor(expected: number) {
+    const cap = capacityFor(expected);
+    this.mask = cap - 1;
+    this.keyA = new Int32Array(cap);
+    this.keyB = new Int32Array(cap);
+    this.used = new Uint8Array(cap);
+    this.vals = new Float64Array(cap);
+  }
+
+  /** Inserts or overwrites. The table does not grow: size it with `expected`. */
+  set(a: number, b: number, value: number): void {
+    a |= 0;
+    b |= 0;
+    let i = (a ^ Math.imul(b, 0x9e3779b1)) & this.mask;
+    while (this.used[i] === 1) {
+      if (this.keyA[i] === a && this.keyB[i] === b) {
+        this.vals[i] = value;
+        return;
+      }
+      i = (i + 1) & this.mask;
+    }
+    if (this.size * 2 >= this.mask + 1) throw new RangeError('StaticTable64 is full');
+    this.used[i] = 1;
+    this.keyA[i] = a;
+    this.keyB[i] = b;
+    this.vals[i] = value;
+    this.size++;
+  }
+
+  /** The value stored for (a, b), or `missing`. */
+  get(a: number, b: number, missing: number): number {
+    a |= 0;
+    b |= 0;
+    let i = (a ^ Math.imul(b, 0x9e3779b1)) & this.mask;
+    while (this.used[i] === 1) {
+      if (this.keyA[i] === a && this.keyB[i] === b) return this.vals[i]!;
+      i = (i + 1) & this.mask;
+    }
+    return missing;
+  }
+}
+
+export class FeatureCounter {
+  private mask = 0;
+  private keyA = new Int32Array(0);
+  private keyB = new Int32Array(0);
+  private stamp = new Uint32Array(0);
+  private gen = 1;
+  /** Per-entry count and extra value (IDF), indexed by entry number (insertion order). */
+  countOf = new Uint32Array(0);
+  extraOf = new Float64Array(0);
+  /** Entry number -> slot, and the hashes per entry for iteration. */
+  entryA = new Int32Array(0);
+  entryB = new Int32Array(0);
+  private slotEntry = new Int32Array(0);
+  size = 0;
+
+  constructor(initialCapacity = 1024) {
+    this.allocate(capacityFor(initialCapacity));
+  }
+
+  private allocate(cap: number): void {
+    this.mask = cap - 1;
+    this.keyA = new Int32Array(cap);
+    this.keyB = new Int32Array(cap);
+    this.stamp = new Uint32Array(cap);
+    this.slotEntry = new Int32Array(cap);
+    const entries = cap >>> 1;
+    const countOf = new Uint32Array(entries);
+    const extraOf = new Float64Array(entries);
+    const entryA = new Int32Array(entries);
+    const entryB = new Int32Array(entries);
+    countOf.set(this.countOf.subarray(0, Math.min(this.size, entries)));
+    extraOf.set(this.extraOf.subarray(0, Math.min(this.size, entries)));
+    entryA.set(this.entryA.subarray(0, Math.min(this.size, entries)));
+    entryB.set(this.entryB.subarray(0, Math.min(this.size, entries)));
+    this.countOf = countOf;
+    this.extraOf = extraOf;
+    this.entryA = entryA;
+    this.entryB = entryB;
+    this.gen = 1;
+  }
+
+  reset(): void {
+    this.size = 0;
+    this.gen++;
+    if (this.gen === 0xffffffff) {
+      this.stamp.fill(0);
+      this.gen = 1;
+    }
+  }
+
+  /**
+   * Counts one occurrence of (a, b). Returns the entry number, and whether it
+   * is new via the sign: a new entry returns ~entry (negative).
+   */
+  add(a: number, b: number): number {
+    a |= 0;
+    b |= 0;
+    const mask = this.mask;
+    const gen = this.gen;
+    let i = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
+    for (;;) {
+      if (this.stamp[i] !== gen) break;
+      if (this.keyA[i] === a && this.keyB[i] === b) {
+        const e = this.slotEntry[i]!;
+        this.countOf[e]!++;
+        return e;
+      }
+      i = (i + 1) & mask;
+    }
+    const e = this.size++;
+    this.stamp[i] = gen;
+    this.keyA[i] = a;
+    this.keyB[i] = b;
+    this.slotEntry[i] = e;
+    this.countOf[e] = 1;
+    this.entryA[e] = a;
+    this.entryB[e] = b;
+    if (this.size * 2 >= mask + 1) this.grow();
+    return ~e;
+  }
+
+  private grow(): void {
+    const n = this.size;
+    this.allocate((this.mask + 1) * 2);
+    const mask = this.mask;
+    for (let e = 0; e < n; e++) {
+      const a = this.entryA[e]!;
+      const b = this.entryB[e]!;
+      let i = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
+      while (this.stamp[i] === 1) i = (i + 1) & mask;
+      this.stamp[i] = 1;
+      this.keyA[i] = a;
+      this.keyB[i] = b;
+      this.slotEntry[i] = e;
+    }
+  }
+}

@@ -1,0 +1,399 @@
+/**
+ * Streaming HTML -> content text, a hand-written scanner over charCodeAt:
+ * one left-to-right pass, no DOM, no recursion, O(n) on any input. Text is
+ * written as UTF-16 code units into a reusable TextBuffer (no string is built
+ * per text node), which the tokenizer reads directly.
+ *
+ * What it keeps: text nodes and <title>, with every tag acting as a word
+ * boundary (one space), character references decoded (html-entities.ts).
+ *
+ * What it always drops: comments, doctype, processing instructions and CDATA;
+ * <script> <style> <noscript> <textarea> <xmp> <iframe> <noembed> <noframes>
+ * (raw text, scanned to the matching end tag case-insensitively); the
+ * contents of <template> <svg> <math> <object> <applet> <canvas> <video>
+ * <audio> <map>.
+ *
+ * With boilerplate 'remove' it also drops whole elements that are page chrome
+ * rather than content (paper section 4: site templates make hot prefixes; two
+ * articles of one site must not look alike because they share a menu):
+ * <nav> <header> <footer> <aside> <form> <button> <select> <dialog> <menu>
+ * <time> <address> <fieldset> <label> <datalist> <option>; any element whose
+ * role is navigation, banner, contentinfo, complementary, search, menu,
+ * menubar, toolbar, dialog or alertdialog; any hidden element (hidden,
+ * aria-hidden="true", display:none / visibility:hidden); any element whose
+ * class or id names chrome (see CHROME_SUBSTR and CHROME_WORD: nav, menu,
+ * sidebar, footer, header, breadcrumb, ad/ads/advert, sponsor, banner, promo,
+ * widget, counter, views, date/time/timestamp/byline, share/social,
+ * cookie/consent, newsletter, comments, related/popular/trending, pagination,
+ * toolbar, skip links, tags, meta, toc...).
+ *
+ * Nesting is tracked with a flat stack of open element names (30-bit name
+ * hashes in an Int32Array). An end tag closes the nearest open element of that
+ * name and everything opened inside it; an end tag with no open element of
+ * that name is ignored, checked in O(1) with per-name open counts, so stray
+ * end tags cannot make the scan quadratic, and each element is popped at most
+ * once. <li> <dt> <dd> <option> <tr> <td> <th> close an open sibling of their
+ * kind and block elements close an open <p>, as browsers do, so unclosed list
+ * items do not keep a skipped region open. `<x/>` closes itself.
+ */
+import { decodeEntity } from './html-entities.js';
+import { IntTable } from './int-table.js';
+import type { TextBuffer } from './text-buffer.js';
+
+export type BoilerplateMode = 'remove' | 'keep';
+
+const F_VOID = 1;
+const F_RAW = 2;
+const F_SKIP = 4;
+const F_CHROME = 8;
+const F_CLOSES_P = 16;
+const F_TITLE = 32;
+const F_PLAINTEXT = 64;
+const F_P = 128;
+/** Phrasing elements: their class/id is not checked for chrome (dates and counters inside them are normalised by the tokenizer). */
+const F_INLINE = 2048;
+/** Sibling group in bits 8..10 (li, dt/dd, option, tr, td/th). */
+const GROUP_SHIFT = 8;
+
+/** 30-bit hash of a lower-case ASCII name (FNV-1a), a Smi on every V8 build. */
+function nameHash(s: string): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h & 0x3fffffff;
+}
+
+const TAG_FLAGS = new IntTable(256);
+function flag(names: string, f: number): void {
+  for (const name of names.split(' ')) TAG_FLAGS.add(nameHash(name), f);
+}
+flag('area base br col embed hr img input keygen link meta param source track wbr basefont bgsound frame image isindex', F_VOID);
+flag('script style noscript textarea xmp iframe noembed noframes', F_RAW);
+flag('template svg math object applet canvas video audio map', F_SKIP);
+flag('nav header footer aside form button select dialog menu time address datalist fieldset label option optgroup', F_CHROME);
+flag(
+  'address article aside blockquote details div dl fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr main menu nav ol p pre section table ul',
+  F_CLOSES_P,
+);
+flag('title', F_TITLE);
+flag('plaintext', F_PLAINTEXT);
+flag('p', F_P);
+flag('a abbr b bdi bdo cite code data dfn em font i kbd mark q rp rt ruby s samp small span strong sub sup tt u var', F_INLINE);
+flag('li', 1 << GROUP_SHIFT);
+flag('dt dd', 2 << GROUP_SHIFT);
+flag('option', 3 << GROUP_SHIFT);
+flag('tr', 4 << GROUP_SHIFT);
+flag('td th', 5 << GROUP_SHIFT);
+
+const A_CLASS = nameHash('class');
+const A_ID = nameHash('id');
+const A_ROLE = nameHash('role');
+const A_HIDDEN = nameHash('hidden');
+const A_ARIA_HIDDEN = nameHash('aria-hidden');
+const A_STYLE = nameHash('style');
+
+const CHROME_ROLES = /^\s*(?:navigation|banner|contentinfo|complementary|search|menu|menubar|toolbar|dialog|alertdialog)\b/i;
+const CHROME_SUBSTR =
+  /sidebar|navbar|navigation|footer|breadcrumb|cookie|advert|sponsor|banner|widget|newsletter|pagination|sharing|social|masthead|toolbar|taboola|outbrain|disqus|comment|consent|subscribe|timestamp|byline|dateline|hitcount|viewcount/i;
+const CHROME_WORD =
+  /(?:^|[^a-z0-9])(?:ad|ads|adv|adsense|adslot|adunit|nav|menu|header|date|time|related|popular|trending|promo|promoted|share|skip|print|counter|views|hits|pager|modal|popup|tags|meta|toc)(?:$|[^a-z0-9])/i;
+const HIDDEN_STYLE = /display\s*:\s*none|visibility\s*:\s*hidden/i;
+
+function isTagSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x0c;
+}
+
+/** Finds `</name` (ASCII case-insensitive, then a non-name char) from i; returns its index or -1. */
+function findEndTag(html: string, name: string, i: number): number {
+  const n = html.length;
+  const len = name.length;
+  for (;;) {
+    const j = html.indexOf('</', i);
+    if (j === -1) return -1;
+    let k = 0;
+    while (k < len && j + 2 + k < n && (html.charCodeAt(j + 2 + k) | 0x20) === name.charCodeAt(k)) k++;
+    if (k === len) {
+      const c = j + 2 + len < n ? html.charCodeAt(j + 2 + len) : 0x3e;
+      if (isTagSpace(c) || c === 0x3e || c === 0x2f) return j;
+    }
+    i = j + 2;
+  }
+}
+
+export class HtmlTextExtractor {
+  private stack = new Int32Array(256);
+  private depth = 0;
+  private readonly open = new IntTable(256);
+  private readonly chromeCache = new Map<string, boolean>();
+  private readonly remove: boolean;
+  private skipFrom = -1;
+  private pendingSpace = false;
+  private out!: TextBuffer;
+  /** Set by scanName: the end of the last scanned name and its hash. */
+  private nameEnd = 0;
+  private nameKey = 0;
+
+  constructor(mode: BoilerplateMode) {
+    this.remove = mode === 'remove';
+  }
+
+  /** Extracts the content text of html into out (replacing its content). */
+  extract(html: string, out: TextBuffer): void {
+    const n = html.length;
+    this.out = out;
+    out.length = 0;
+    out.reserve(n + 16);
+    this.depth = 0;
+    this.open.clear();
+    this.skipFrom = -1;
+    this.pendingSpace = false;
+    let i = 0;
+    while (i < n) {
+      if (this.skipFrom >= 0) {
+        const lt = html.indexOf('<', i);
+        if (lt === -1) break;
+        i = this.markup(html, lt);
+        continue;
+      }
+      i = this.copyText(html, i, n);
+      if (i < n) i = this.markup(html, i);
+    }
+    if (this.depth > 4096) {
+      this.stack = new Int32Array(256);
+    }
+    this.open.clear();
+  }
+
+  /** Copies text from i up to the next '<' (decoding references); returns the index of '<' or n. */
+  private copyText(html: string, i: number, end: number): number {
+    const out = this.out;
+    let units = out.units;
+    let len = out.length;
+    if (this.pendingSpace && i < end && html.charCodeAt(i) !== 0x3c) {
+      if (len > 0) units[len++] = 0x20;
+      this.pendingSpace = false;
+    }
+    while (i < end) {
+      const c = html.charCodeAt(i);
+      if (c === 0x3c) break;
+      if (c === 0x26) {
+        out.length = len;
+        i = decodeEntity(html, i, end, out);
+        units = out.units;
+        len = out.length;
+        continue;
+      }
+      units[len++] = c;
+      i++;
+    }
+    out.length = len;
+    return i;
+  }
+
+  /** Handles the markup at lt ('<'); returns the index after it. */
+  private markup(html: string, lt: number): number {
+    const n = html.length;
+    const c = lt + 1 < n ? html.charCodeAt(lt + 1) | 0x20 : 0;
+    if (c >= 0x61 && c <= 0x7a) return this.startTag(html, lt);
+    if (c === 0x2f) return this.endTag(html, lt);
+    if (c === 0x21 || c === 0x3f) {
+      this.pendingSpace = true;
+      if (html.startsWith('<!--', lt)) {
+        const e = html.indexOf('-->', lt + 4);
+        return e === -1 ? n : e + 3;
+      }
+      const e = html.indexOf('>', lt + 2);
+      return e === -1 ? n : e + 1;
+    }
+    // A '<' that starts no markup is text.
+    if (this.skipFrom < 0) {
+      const out = this.out;
+      if (this.pendingSpace) {
+        if (out.length > 0) out.units[out.length++] = 0x20;
+        this.pendingSpace = false;
+      }
+      out.units[out.length++] = 0x3c;
+    }
+    return lt + 1;
+  }
+
+  /** Scans a tag or attribute name from j, lower-casing ASCII; sets nameEnd and nameKey. */
+  private scanName(html: string, j: number, n: number, stopAtEquals: boolean): void {
+    let h = 0x811c9dc5 | 0;
+    const start = j;
+    while (j < n) {
+      let c = html.charCodeAt(j);
+      if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x0c || c === 0x2f || c === 0x3e) break;
+      if (stopAtEquals && c === 0x3d && j > start) break;
+      if (c >= 0x41 && c <= 0x5a) c += 32;
+      h = Math.imul(h ^ c, 0x01000193);
+      j++;
+    }
+    this.nameEnd = j;
+    this.nameKey = h & 0x3fffffff;
+  }
+
+  private startTag(html: string, lt: number): number {
+    const n = html.length;
+    this.scanName(html, lt + 1, n, false);
+    let j = this.nameEnd;
+    const name = this.nameKey;
+    const nameStart = lt + 1;
+    const nameLen = j - nameStart;
+    const flags = TAG_FLAGS.get(name);
+    const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE)) === 0;
+    let chrome = false;
+    let selfClosing = false;
+    if (!collect) {
+      // Fast path: no attribute matters, only the end of the tag ('>' outside quotes).
+      while (j < n) {
+        const c = html.charCodeAt(j);
+        if (c === 0x3e) break;
+        if (c === 0x22 || c === 0x27) {
+          const e = html.indexOf(c === 0x22 ? '"' : "'", j + 1);
+          if (e === -1) return n;
+          j = e;
+        }
+        j++;
+      }
+      if (j >= n) return n;
+      selfClosing = html.charCodeAt(j - 1) === 0x2f && j - 1 > lt + nameLen;
+      j++;
+    }
+    // Attributes: name[=value]; quoted values may contain '>'.
+    for (; collect; ) {
+      let c = 0;
+      while (j < n) {
+        c = html.charCodeAt(j);
+        if (c === 0x2f) selfClosing = true;
+        else if (!isTagSpace(c)) break;
+        j++;
+      }
+      if (j >= n) return n;
+      if (c === 0x3e) {
+        j++;
+        break;
+      }
+      selfClosing = false;
+      const as = j;
+      this.scanName(html, j, n, true);
+      j = this.nameEnd;
+      const attr = this.nameKey;
+      const ae = j;
+      while (j < n && isTagSpace(html.charCodeAt(j))) j++;
+      let vs = -1;
+      let ve = -1;
+      if (j < n && html.charCodeAt(j) === 0x3d) {
+        j++;
+        while (j < n && isTagSpace(html.charCodeAt(j))) j++;
+        const q = j < n ? html.charCodeAt(j) : 0;
+        if (q === 0x22 || q === 0x27) {
+          const e = html.indexOf(q === 0x22 ? '"' : "'", j + 1);
+          if (e === -1) return n;
+          vs = j + 1;
+          ve = e;
+          j = e + 1;
+        } else {
+          vs = j;
+          while (j < n) {
+            const d = html.charCodeAt(j);
+            if (isTagSpace(d) || d === 0x3e) break;
+            j++;
+          }
+          ve = j;
+        }
+      }
+      if (collect && !chrome && ae - as >= 2 && ae - as <= 11) chrome = this.chromeAttribute(html, attr, vs, ve);
+    }
+    this.pendingSpace = true;
+    if ((flags & (F_RAW | F_TITLE)) !== 0) {
+      const tag = html.slice(nameStart, nameStart + nameLen).toLowerCase();
+      const e = findEndTag(html, tag, j);
+      const end = e === -1 ? n : e;
+      if ((flags & F_TITLE) !== 0 && this.skipFrom < 0) {
+        // RCDATA: a '<' inside the title is text.
+        for (let p = this.copyText(html, j, end); p < end; p = this.copyText(html, p + 1, end)) {
+          this.out.units[this.out.length++] = 0x3c;
+        }
+        this.pendingSpace = true;
+      }
+      if (e === -1) return n;
+      const close = html.indexOf('>', e);
+      return close === -1 ? n : close + 1;
+    }
+    if ((flags & F_PLAINTEXT) !== 0) {
+      if (this.skipFrom < 0) this.copyText(html, j, n);
+      return n;
+    }
+    if ((flags & F_VOID) !== 0 || selfClosing) return j;
+    this.implicitClose(flags);
+    const skip = (flags & F_SKIP) !== 0 || (this.remove && (chrome || (flags & F_CHROME) !== 0));
+    this.push(name);
+    if (skip && this.skipFrom < 0) this.skipFrom = this.depth - 1;
+    return j;
+  }
+
+  private push(name: number): void {
+    if (this.depth === this.stack.length) {
+      const stack = new Int32Array(this.stack.length * 2);
+      stack.set(this.stack);
+      this.stack = stack;
+    }
+    this.stack[this.depth++] = name;
+    this.open.add(name, 1);
+  }
+
+  private implicitClose(flags: number): void {
+    if (this.depth === 0) return;
+    const topFlags = TAG_FLAGS.get(this.stack[this.depth - 1]!);
+    const group = flags >>> GROUP_SHIFT;
+    if ((group !== 0 && topFlags >>> GROUP_SHIFT === group) || ((topFlags & F_P) !== 0 && (flags & F_CLOSES_P) !== 0)) {
+      this.popTo(this.depth - 1);
+    }
+  }
+
+  private popTo(depth: number): void {
+    const stack = this.stack;
+    const open = this.open;
+    while (this.depth > depth) {
+      const top = stack[--this.depth]!;
+      open.add(top, -1);
+    }
+    if (this.skipFrom >= this.depth) this.skipFrom = -1;
+  }
+
+  private endTag(html: string, lt: number): number {
+    const n = html.length;
+    this.pendingSpace = true;
+    const c = lt + 2 < n ? html.charCodeAt(lt + 2) | 0x20 : 0;
+    if (c >= 0x61 && c <= 0x7a) {
+      this.scanName(html, lt + 2, n, false);
+      const name = this.nameKey;
+      if (this.open.get(name) > 0) {
+        let k = this.depth - 1;
+        while (this.stack[k] !== name) k--;
+        this.popTo(k);
+      }
+    }
+    const close = html.indexOf('>', lt + 2);
+    return close === -1 ? n : close + 1;
+  }
+
+  private chromeAttribute(html: string, attr: number, vs: number, ve: number): boolean {
+    if (attr === A_HIDDEN) return true;
+    if (vs < 0) return false;
+    if (attr === A_CLASS || attr === A_ID) {
+      const value = html.slice(vs, ve);
+      let hit = this.chromeCache.get(value);
+      if (hit === undefined) {
+        hit = CHROME_SUBSTR.test(value) || CHROME_WORD.test(value);
+        if (this.chromeCache.size >= 10_000) this.chromeCache.clear();
+        this.chromeCache.set(value, hit);
+      }
+      return hit;
+    }
+    if (attr === A_ROLE) return CHROME_ROLES.test(html.slice(vs, ve));
+    if (attr === A_ARIA_HIDDEN) return html.slice(vs, ve).trim().toLowerCase() === 'true';
+    if (attr === A_STYLE) return HIDDEN_STYLE.test(html.slice(vs, ve));
+    return false;
+  }
+}

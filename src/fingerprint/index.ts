@@ -1,0 +1,22 @@
+export {
+  DEFAULT_FEATURE_OPTIONS,
+  createFingerprinter,
+  validateFeatureOptions,
+  type FeatureOptions,
+  type Fingerprinter,
+  type FingerprintResult,
+  type PageContent,
+  type Weighting,
+} from './fingerprinter.js';
+export type { CjkMode } from './tokenizer.js';
+export type { BoilerplateMode } from './html-text.js';
+export {
+  fingerprintFromBytes,
+  fingerprintFromHex,
+  fingerprintToBigInt,
+  fingerprintToBytes,
+  fingerprintToHex,
+  hammingDistance,
+  popcount32,
+} from './fingerprint-hex.js';
+export { createFingerprintPool, type FingerprintPool, type FingerprintPoolOptions } from './fingerprint-pool.js';

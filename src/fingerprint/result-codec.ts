@@ -1,0 +1,36 @@
+/**
+ * FingerprintResult[] <-> one Uint32Array (7 words per page), so worker
+ * threads hand results back as a single transferable buffer instead of
+ * structured-cloning an object per page.
+ */
+import type { FingerprintResult } from './fingerprinter.js';
+
+export const WORDS_PER_RESULT = 7;
+const SHORT = 1;
+const EMPTY = 2;
+
+export function encodeResult(r: FingerprintResult, out: Uint32Array, i: number): void {
+  const o = i * WORDS_PER_RESULT;
+  out[o] = r.hi;
+  out[o + 1] = r.lo;
+  out[o + 2] = r.exactHi;
+  out[o + 3] = r.exactLo;
+  out[o + 4] = r.features;
+  out[o + 5] = r.textLength;
+  out[o + 6] = (r.short ? SHORT : 0) | (r.empty ? EMPTY : 0);
+}
+
+export function decodeResult(buf: Uint32Array, i: number): FingerprintResult {
+  const o = i * WORDS_PER_RESULT;
+  const flags = buf[o + 6]!;
+  return {
+    hi: buf[o]!,
+    lo: buf[o + 1]!,
+    exactHi: buf[o + 2]!,
+    exactLo: buf[o + 3]!,
+    features: buf[o + 4]!,
+    textLength: buf[o + 5]!,
+    short: (flags & SHORT) !== 0,
+    empty: (flags & EMPTY) !== 0,
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * Text -> normalised token stream, hashed on the fly (no token strings are
+ * built for non-CJK text).
+ *
+ * - Words are maximal runs of letters, marks and digits (Unicode-aware, see
+ *   char-class.ts), case-folded code unit by code unit; an apostrophe between
+ *   letters stays inside the word.
+ * - A word containing any digit, and a date word (month and weekday names,
+ *   UTC/GMT, 星期一 ...), becomes the single NUM token; consecutive NUM tokens
+ *   collapse into one. So "1,234 views", "Updated 2024-05-06 10:31:07 UTC",
+ *   "2024年5月6日" each leave one NUM behind: counters and timestamps do not
+ *   move the hash, but their position still shapes the shingles around them.
+ * - Han runs are segmented by the CJK mode: 'jieba' (words, one segmenter call
+ *   per page), 'bigram' (overlapping character bigrams) or 'off' (a run is one
+ *   token). Kana runs (Japanese) are always character bigrams, except in 'off'.
+ *   A date suffix (年月日号时点分秒) directly after a digit belongs to the number.
+ * - Controls, U+FFFD and lone surrogates are counted as junk, so the caller can
+ *   tell binary garbage from text.
+ */
+import { APOS, CLASS, DIGIT, FOLD, HAN, HIGH, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
+import type { CjkSegmenter } from './cjk-segmenter.js';
+import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash.js';
+import type { StaticTable64 } from './hash-table-64.js';
+import { CJK_DATE_SUFFIXES } from './stop-words.js';
+import { TextBuffer } from './text-buffer.js';
+import type { TokenBuffer } from './token-buffer.js';
+
+export type CjkMode = 'jieba' | 'bigram' | 'off';
+
+const scratch = new Uint32Array(2);
+hashUnits('\u0000NUM', scratch);
+/** The hash of the NUM token (numbers, dates, counters). */
+export const NUM_A = scratch[0]! | 0;
+export const NUM_B = scratch[1]! | 0;
+
+const DATE_SUFFIX = new Uint8Array(65536);
+for (let i = 0; i < CJK_DATE_SUFFIXES.length; i++) DATE_SUFFIX[CJK_DATE_SUFFIXES.charCodeAt(i)] = 1;
+
+/** End (exclusive) of the Han run starting at i (Han code units and astral Han pairs). */
+function hanRunEnd(text: Uint16Array, i: number, n: number): number {
+  while (i < n) {
+    const c = text[i]!;
+    const cls = CLASS[c];
+    if (cls === HAN) i++;
+    else if (cls === HIGH && i + 1 < n) {
+      const d = text[i + 1]!;
+      if (d < 0xdc00 || d > 0xdfff || !isAstralHan(((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000)) break;
+      i += 2;
+    } else break;
+  }
+  return i;
+}
+
+function kanaRunEnd(text: Uint16Array, i: number, n: number): number {
+  while (i < n && CLASS[text[i]!] === KANA) i++;
+  return i;
+}
+
+function isHanStart(text: Uint16Array, i: number, n: number, c: number): boolean {
+  if (CLASS[c] === HAN) return true;
+  if (i + 1 >= n) return false;
+  const d = text[i + 1]!;
+  return d >= 0xdc00 && d <= 0xdfff && isAstralHan(((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000);
+}
+
+/** Start of the run's content after a date suffix that follows a digit. */
+function skipDateSuffix(text: Uint16Array, s: number, e: number): number {
+  return s > 0 && s < e && CLASS[text[s - 1]!] === DIGIT && DATE_SUFFIX[text[s]!] === 1 ? s + 1 : s;
+}
+
+export interface TokenizeStats {
+  /** Code units that are neither whitespace nor junk-free text: all non-space units. */
+  nonSpace: number;
+  /** Controls, U+FFFD, lone surrogates. */
+  junk: number;
+}
+
+export class Tokenizer {
+  readonly stats: TokenizeStats = { nonSpace: 0, junk: 0 };
+  private readonly scratch = new Uint32Array(2);
+  private readonly runs = new TextBuffer(1024);
+  private lastWasNum = false;
+
+  constructor(
+    private readonly cjk: CjkMode,
+    private readonly segmenter: CjkSegmenter | undefined,
+    private readonly dateWords: StaticTable64,
+  ) {}
+
+  /** Tokenizes text[0..n) into out. */
+  tokenize(text: Uint16Array, n: number, out: TokenBuffer): void {
+    // Segmentation runs once, when the first Han run is met (English pages never pay for it).
+    let pieces: string[] | undefined;
+    let segmented = this.cjk !== 'jieba' || this.segmenter === undefined;
+    let pi = 0;
+
+    let junk = 0;
+    let spaces = 0;
+    let wa = TOKEN_SEED_A;
+    let wb = TOKEN_SEED_B;
+    let wlen = 0;
+    let digit = false;
+    this.lastWasNum = false;
+    let i = 0;
+    while (i < n) {
+      const c = text[i]!;
+      const cls = CLASS[c];
+      if (cls === WORD || cls === DIGIT) {
+        const f = FOLD[c]!;
+        wa = mix(wa, f);
+        wb = mix(wb, f);
+        wlen++;
+        if (cls === DIGIT) digit = true;
+        i++;
+        continue;
+      }
+      if (cls === APOS && wlen > 0 && i + 1 < n && CLASS[text[i + 1]!] === WORD) {
+        wa = mix(wa, 0x27);
+        wb = mix(wb, 0x27);
+        wlen++;
+        i++;
+        continue;
+      }
+      if (wlen > 0) {
+        this.emitWord(out, wa, wb, wlen, digit);
+        wa = TOKEN_SEED_A;
+        wb = TOKEN_SEED_B;
+        wlen = 0;
+        digit = false;
+      }
+      if (cls === SPACE) {
+        spaces++;
+        i++;
+      } else if (cls === HAN || (cls === HIGH && isHanStart(text, i, n, c))) {
+        const e = hanRunEnd(text, i, n);
+        const s = skipDateSuffix(text, i, e);
+        if (s < e) {
+          if (!segmented) {
+            pieces = this.segmentAll(text, i, n);
+            segmented = true;
+          }
+          if (pieces !== undefined && pi < pieces.length) pi = this.emitPieces(out, pieces, pi);
+          else if (this.cjk === 'off') this.emitRun(out, text, s, e);
+          else this.emitBigrams(out, text, s, e);
+        }
+        i = e;
+      } else if (cls === KANA) {
+        const e = kanaRunEnd(text, i, n);
+        if (this.cjk === 'off') this.emitRun(out, text, i, e);
+        else this.emitBigrams(out, text, i, e);
+        i = e;
+      } else if (cls === HIGH) {
+        const d = i + 1 < n ? text[i + 1]! : 0;
+        if (d >= 0xdc00 && d <= 0xdfff) i += 2;
+        else {
+          junk++;
+          i++;
+        }
+      } else {
+        if (cls === JUNK) junk++;
+        i++;
+      }
+    }
+    if (wlen > 0) this.emitWord(out, wa, wb, wlen, digit);
+    this.stats.junk = junk;
+    this.stats.nonSpace = n - spaces;
+  }
+
+  /** All Han runs of text[from..n) (after date suffixes) joined by '\n', cut in one call. */
+  private segmentAll(text: Uint16Array, from: number, n: number): string[] | undefined {
+    const runs = this.runs;
+    runs.length = 0;
+    for (let i = from; i < n; ) {
+      const c = text[i]!;
+      const cls = CLASS[c];
+      if (cls === HAN || (cls === HIGH && isHanStart(text, i, n, c))) {
+        const e = hanRunEnd(text, i, n);
+        const s = skipDateSuffix(text, i, e);
+        if (s < e) {
+          const units = runs.reserve(e - s + 1);
+          if (runs.length > 0) units[runs.length++] = 0x0a;
+          units.set(text.subarray(s, e), runs.length);
+          runs.length += e - s;
+        }
+        i = e;
+      } else i++;
+    }
+    return runs.length > 0 ? this.segmenter!.cut(runs.toString()) : undefined;
+  }
+
+  private emitWord(out: TokenBuffer, wa: number, wb: number, wlen: number, digit: boolean): void {
+    if (!digit) {
+      const a = fmix(wa ^ wlen) | 0;
+      const b = fmix(wb ^ wlen) | 0;
+      if (this.dateWords.get(a, b, 0) !== 1) {
+        out.push(a, b, 0);
+        this.lastWasNum = false;
+        return;
+      }
+    }
+    this.emitNum(out);
+  }
+
+  private emitNum(out: TokenBuffer): void {
+    if (!this.lastWasNum) out.push(NUM_A, NUM_B, 1);
+    this.lastWasNum = true;
+  }
+
+  /** Emits segmenter words up to the next '\n'; returns the index after it. */
+  private emitPieces(out: TokenBuffer, pieces: string[], pi: number): number {
+    const h = this.scratch;
+    for (; pi < pieces.length; pi++) {
+      const w = pieces[pi]!;
+      if (w === '\n') return pi + 1;
+      hashUnits(w, h);
+      const a = h[0]! | 0;
+      const b = h[1]! | 0;
+      if (this.dateWords.get(a, b, 0) === 1) this.emitNum(out);
+      else {
+        out.push(a, b, 0);
+        this.lastWasNum = false;
+      }
+    }
+    return pi;
+  }
+
+  private emitRun(out: TokenBuffer, text: Uint16Array, s: number, e: number): void {
+    let a = TOKEN_SEED_A;
+    let b = TOKEN_SEED_B;
+    for (let k = s; k < e; k++) {
+      const c = text[k]!;
+      a = mix(a, c);
+      b = mix(b, c);
+    }
+    out.push(fmix(a ^ (e - s)) | 0, fmix(b ^ (e - s)) | 0, 0);
+    this.lastWasNum = false;
+  }
+
+  private emitBigrams(out: TokenBuffer, text: Uint16Array, s: number, e: number): void {
+    if (e - s === 1) {
+      this.emitRun(out, text, s, e);
+      return;
+    }
+    for (let k = s; k + 1 < e; k++) {
+      const c = text[k]!;
+      const d = text[k + 1]!;
+      const a = fmix(mix(mix(TOKEN_SEED_A, c), d) ^ 2) | 0;
+      const b = fmix(mix(mix(TOKEN_SEED_B, c), d) ^ 2) | 0;
+      out.push(a, b, 0);
+    }
+    this.lastWasNum = false;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Lookup tables keyed by token hash, built once per process: stop words,
+ * date words, and (lazily, only for TF-IDF) jieba's IDF table.
+ */
+import { loadJiebaIdfText } from './cjk-segmenter.js';
+import { hashUnits } from './feature-hash.js';
+import { StaticTable64 } from './hash-table-64.js';
+import { CHINESE_STOP_WORDS, DATE_WORDS, ENGLISH_STOP_WORDS } from './stop-words.js';
+
+function tableOf(words: readonly string[]): StaticTable64 {
+  const table = new StaticTable64(words.length);
+  const h = new Uint32Array(2);
+  for (const w of words) {
+    hashUnits(w, h);
+    table.set(h[0]!, h[1]!, 1);
+  }
+  return table;
+}
+
+let stopWords: StaticTable64 | undefined;
+let dateWords: StaticTable64 | undefined;
+
+export function stopWordTable(): StaticTable64 {
+  stopWords ??= tableOf([...ENGLISH_STOP_WORDS, ...CHINESE_STOP_WORDS]);
+  return stopWords;
+}
+
+export function dateWordTable(): StaticTable64 {
+  dateWords ??= tableOf(DATE_WORDS);
+  return dateWords;
+}
+
+export interface IdfTable {
+  readonly table: StaticTable64;
+  /** IDF given to tokens not in the table: the median of the table. */
+  readonly defaultIdf: number;
+}
+
+let idf: Promise<IdfTable> | undefined;
+
+/** jieba's idf.txt (`word idf` per line, ~270k Chinese words), hashed like tokens. */
+export function loadIdfTable(): Promise<IdfTable> {
+  idf ??= loadJiebaIdfText().then(parseIdf);
+  return idf;
+}
+
+export function parseIdf(text: string): IdfTable {
+  const lines = text.split('\n');
+  const table = new StaticTable64(lines.length);
+  const values: number[] = [];
+  const h = new Uint32Array(2);
+  for (const line of lines) {
+    const sp = line.lastIndexOf(' ');
+    if (sp <= 0) continue;
+    const value = Number(line.slice(sp + 1));
+    if (!Number.isFinite(value) || value <= 0) continue;
+    hashUnits(line.slice(0, sp).toLowerCase(), h);
+    table.set(h[0]!, h[1]!, value);
+    values.push(value);
+  }
+  values.sort((x, y) => x - y);
+  const defaultIdf = values.length > 0 ? values[values.length >> 1]! : 1;
+  return { table, defaultIdf };
+}

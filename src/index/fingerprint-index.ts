@@ -1,0 +1,463 @@
+/**
+ * The online permuted-table index (Manku, Jain, Das Sarma, WWW 2007, section
+ * 3.1): t tables, each a list of sorted runs of (key32, ref), where key32 is
+ * the top 32 bits of the table's permutation of the fingerprint. The full
+ * fingerprint is stored once per ref.
+ *
+ * Fresh inserts go to a small buffer (the last refs, scanned by brute force)
+ * and are sorted into a new run when it fills; runs are merged size-tiered
+ * (a run is merged into its older neighbour once the neighbour is at most
+ * tuning.mergeRatio times larger), so every ref is rewritten O(log N) times.
+ * Runs cover contiguous ref ranges, oldest first, identically in every table.
+ *
+ * Probe: per table, find the entries sharing the query's key32 prefix, reject
+ * early on the key32 bits below the prefix (popcount of the stored bits is a
+ * lower bound of the distance), then check the full fingerprint. A hit is
+ * reported only by the first table whose chosen blocks all match, so each
+ * stored fingerprint is reported once without a visited set.
+ */
+import { DedupError } from '../errors.js';
+import { popcount32 } from '../fingerprint/fingerprint-hex.js';
+import { compilePlan, firstCleanTable, key32, type CompiledPlan } from './permutation.js';
+import { validatePlan, type TablePlan } from './plan.js';
+import { pushResult, type QueryResult } from './query-result.js';
+import { sortPairs } from './radix-sort.js';
+import { probeCompressed } from './compressed-run.js';
+import {
+  buildRun,
+  lowerBound,
+  mergeRuns,
+  RUN_LARGE,
+  RUN_SMALL,
+  SortedRun,
+} from './sorted-run.js';
+import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
+
+export interface IndexOptions {
+  plan: TablePlan;
+  /** Expected number of fingerprints (a hint; the index grows as needed). */
+  initialCapacity?: number;
+  /** Store large runs with the paper's section 3.2 compression. */
+  compressed?: boolean;
+}
+
+const CHUNK_BITS = 16;
+const CHUNK = 1 << CHUNK_BITS;
+const CHUNK_MASK = CHUNK - 1;
+const MAX_REFS = 0xffffffff;
+/**
+ * Merge policy; internal, adjustable for benchmarks. The ratio grows as
+ * cbrt(N / bufferLimit), which keeps about four runs per table at any size
+ * (each costs a probe) for O(cbrt(N)) rewrites per insert.
+ */
+export const tuning = { bufferLimit: 256, mergeRatio: 4 };
+const EMPTY = new Uint32Array(0);
+
+export class FingerprintIndex {
+  readonly plan: TablePlan;
+  readonly compressed: boolean;
+  private readonly compiled: CompiledPlan;
+  private readonly masks: Int32Array;
+  /** hi, lo interleaved; chunk c holds refs [c * CHUNK, (c + 1) * CHUNK). */
+  private fpChunks: Uint32Array[] = [];
+  /** Removed-ref bits, one chunk per fpChunk. */
+  private deadChunks: Uint32Array[] = [];
+  private nextRef = 0;
+  private minLive = 0;
+  private live = 0;
+  private bufStart = 0;
+  /** runs[t][r]; runStart/runEnd/runDead describe run r in every table. */
+  private runs: SortedRun[][];
+  private runStart: number[] = [];
+  private runEnd: number[] = [];
+  private runDead: number[] = [];
+  private bestRef = -1;
+  private bestDist = 0;
+
+  private constructor(plan: TablePlan, compressed: boolean) {
+    validatePlan(plan);
+    this.plan = plan;
+    this.compressed = compressed;
+    this.compiled = compilePlan(plan);
+    this.masks = this.compiled.masks;
+    this.runs = plan.tables.map(() => []);
+  }
+
+  static create(options: IndexOptions): FingerprintIndex {
+    return new FingerprintIndex(options.plan, options.compressed === true);
+  }
+
+  get size(): number {
+    return this.live;
+  }
+
+  /** Refs handed out so far (the next insert returns this). */
+  get nextReference(): number {
+    return this.nextRef;
+  }
+
+  get byteLength(): number {
+    let bytes = 0;
+    for (const c of this.fpChunks) bytes += c.byteLength;
+    for (const c of this.deadChunks) bytes += c.byteLength;
+    for (const table of this.runs) for (const run of table) bytes += run.byteLength;
+    return bytes;
+  }
+
+  insert(hi: number, lo: number): number {
+    const ref = this.nextRef;
+    if (ref >= MAX_REFS) throw new DedupError('INDEX_LIMIT', 'index has handed out 2^32 - 1 refs');
+    const c = ref >>> CHUNK_BITS;
+    if (c === this.fpChunks.length) {
+      this.fpChunks.push(new Uint32Array(CHUNK * 2));
+      this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
+    }
+    const chunk = this.fpChunks[c]!;
+    const o = (ref & CHUNK_MASK) << 1;
+    chunk[o] = hi;
+    chunk[o + 1] = lo;
+    this.nextRef = ref + 1;
+    this.live++;
+    if (this.nextRef - this.bufStart >= tuning.bufferLimit) this.flush();
+    return ref;
+  }
+
+  private isDead(ref: number): boolean {
+    if (ref < this.minLive || ref >= this.nextRef) return true;
+    return (this.deadChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) >>> 5]! & (1 << (ref & 31))) !== 0;
+  }
+
+  fingerprintOf(ref: number, out: Uint32Array): boolean {
+    if (!Number.isInteger(ref) || this.isDead(ref)) return false;
+    const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
+    const o = (ref & CHUNK_MASK) << 1;
+    out[0] = chunk[o]!;
+    out[1] = chunk[o + 1]!;
+    return true;
+  }
+
+  remove(ref: number): boolean {
+    if (!Number.isInteger(ref) || this.isDead(ref)) return false;
+    this.deadChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) >>> 5]! |= 1 << (ref & 31);
+    this.live--;
+    const r = this.runOf(ref);
+    if (r >= 0) {
+      this.runDead[r]!++;
+      if (this.runDead[r]! * 2 > this.runs[0]![r]!.length) this.rebuildRun(r);
+    }
+    return true;
+  }
+
+  removeBefore(ref: number): number {
+    const end = Math.min(Math.max(Math.floor(ref), this.minLive), this.nextRef);
+    if (!(end > this.minLive)) return 0;
+    let removed = 0;
+    for (let r = this.minLive; r < end; r++) if (!this.isDead(r)) removed++;
+    // Runs wholly below `end` go; a run cut by it counts its newly dead refs.
+    let drop = 0;
+    while (drop < this.runStart.length && this.runEnd[drop]! <= end) drop++;
+    if (drop < this.runStart.length && this.runStart[drop]! < end) {
+      let killed = 0;
+      for (let r = Math.max(this.runStart[drop]!, this.minLive); r < end; r++) if (!this.isDead(r)) killed++;
+      this.runDead[drop]! += killed;
+    }
+    if (drop > 0) {
+      for (const table of this.runs) table.splice(0, drop);
+      this.runStart.splice(0, drop);
+      this.runEnd.splice(0, drop);
+      this.runDead.splice(0, drop);
+    }
+    this.minLive = end;
+    this.live -= removed;
+    for (let c = 0; (c + 1) * CHUNK <= end && c < this.fpChunks.length; c++) {
+      this.fpChunks[c] = EMPTY;
+      this.deadChunks[c] = EMPTY;
+    }
+    if (this.runStart.length > 0 && this.runDead[0]! * 2 > this.runs[0]![0]!.length) this.rebuildRun(0);
+    return removed;
+  }
+
+  /** Sorts the fresh-insert buffer into the runs and merges every run into one. */
+  compact(): void {
+    this.flush();
+    while (this.runStart.length > 1) this.mergeRuns(this.runStart.length - 2);
+    if (this.runStart.length === 1 && this.runDead[0]! > 0) this.rebuildRun(0);
+  }
+
+  query(hi: number, lo: number, k: number, out: QueryResult): number {
+    this.checkK(k);
+    out.count = 0;
+    out.candidates = this.probe(hi | 0, lo | 0, k, out);
+    return out.count;
+  }
+
+  nearest(hi: number, lo: number, k: number): number {
+    this.checkK(k);
+    this.bestRef = -1;
+    this.bestDist = k + 1;
+    this.probe(hi | 0, lo | 0, k, null);
+    return this.bestRef;
+  }
+
+  private checkK(k: number): void {
+    if (!(Number.isInteger(k) && k >= 0 && k <= this.plan.k)) {
+      throw new DedupError('PLAN_INVALID', `query k must be an integer in 0..${this.plan.k}, got ${String(k)}`);
+    }
+  }
+
+  /** Reports a verified candidate; t < 0 for the buffer (no table rule). */
+  private check(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null): void {
+    if (ref < this.minLive) return;
+    const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
+    const o = (ref & CHUNK_MASK) << 1;
+    const dHi = chunk[o]! ^ hi;
+    const dLo = chunk[o + 1]! ^ lo;
+    const d = popcount32(dHi) + popcount32(dLo);
+    if (d > k) return;
+    if ((this.deadChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) >>> 5]! & (1 << (ref & 31))) !== 0) return;
+    if (out === null) {
+      if (d < this.bestDist || (d === this.bestDist && ref < this.bestRef)) {
+        this.bestDist = d;
+        this.bestRef = ref;
+      }
+      return;
+    }
+    if (t >= 0 && firstCleanTable(this.masks, dHi, dLo) !== t) return;
+    pushResult(out, ref, d);
+  }
+
+  private probe(hi: number, lo: number, k: number, out: QueryResult | null): number {
+    let candidates = 0;
+    const tables = this.compiled.tables;
+    for (let t = 0; t < tables.length; t++) {
+      const ct = tables[t]!;
+      const qk = key32(ct.segments, hi, lo);
+      const lowKey = (qk & ct.prefixMask) >>> 0;
+      const highKey = (qk | ct.rejectMask) >>> 0;
+      const rej = ct.rejectMask;
+      const runs = this.runs[t]!;
+      for (let r = 0; r < runs.length; r++) {
+        const run = runs[r]!;
+        if (run.kind === RUN_SMALL) {
+          const keys = run.keys;
+          const refs = run.refs;
+          let i: number;
+          let n: number;
+          if (run.dirBits > 0) {
+            const shift = 32 - run.dirBits;
+            i = run.dir[lowKey >>> shift]!;
+            n = run.dir[(highKey >>> shift) + 1]!;
+            while (i < n && keys[i]! < lowKey) i++;
+          } else {
+            n = run.length;
+            i = lowerBound(keys, 0, n, lowKey);
+          }
+          for (; i < n; i++) {
+            const key = keys[i]!;
+            if (key > highKey) break;
+            candidates++;
+            if (popcount32((key ^ qk) & rej) <= k) this.check(refs[i]!, hi, lo, k, t, out);
+          }
+        } else if (run.kind === RUN_LARGE) {
+          const dir = run.dir;
+          const res = run.res;
+          const refs = run.refs;
+          const qres = qk & 0xffff;
+          if (ct.prefix32 <= 16) {
+            const b0 = lowKey >>> 16;
+            const b1 = (highKey >>> 16) + 1;
+            const end = dir[b1]!;
+            candidates += end - dir[b0]!;
+            for (let i = dir[b0]!; i < end; i++) {
+              if (popcount32(res[i]! ^ qres) <= k) this.check(refs[i]!, hi, lo, k, t, out);
+            }
+          } else {
+            const b = qk >>> 16;
+            const end = dir[b + 1]!;
+            const highRes = highKey & 0xffff;
+            const rejRes = rej & 0xffff;
+            let i = lowerBound(res, dir[b]!, end, lowKey & 0xffff);
+            for (; i < end; i++) {
+              const x = res[i]!;
+              if (x > highRes) break;
+              candidates++;
+              if (popcount32((x ^ qres) & rejRes) <= k) this.check(refs[i]!, hi, lo, k, t, out);
+            }
+          }
+        } else {
+          candidates += probeCompressed(run.packed!, lowKey, highKey, qk, rej, k, this, t, hi, lo, out);
+        }
+      }
+    }
+    const from = Math.max(this.bufStart, this.minLive);
+    candidates += this.nextRef - from;
+    for (let ref = from; ref < this.nextRef; ref++) this.check(ref, hi, lo, k, -1, out);
+    return candidates;
+  }
+
+  /** Entry point for the compressed-run decoder. */
+  verify(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null): void {
+    this.check(ref, hi, lo, k, t, out);
+  }
+
+  private runOf(ref: number): number {
+    let lo = 0;
+    let hi = this.runStart.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.runEnd[mid]! <= ref) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.runStart.length && this.runStart[lo]! <= ref ? lo : -1;
+  }
+
+  /** Sorts the buffer into a new run, then merges runs size-tiered. */
+  private flush(): void {
+    const from = this.bufStart;
+    const to = this.nextRef;
+    if (to === from) return;
+    this.bufStart = to;
+    const refs0 = new Uint32Array(to - from);
+    let n = 0;
+    for (let ref = Math.max(from, this.minLive); ref < to; ref++) if (!this.isDead(ref)) refs0[n++] = ref;
+    if (n === 0) return;
+    const keys = new Uint32Array(n);
+    const refs = new Uint32Array(n);
+    const tables = this.compiled.tables;
+    for (let t = 0; t < tables.length; t++) {
+      const seg = tables[t]!.segments;
+      for (let i = 0; i < n; i++) {
+        const ref = refs0[i]!;
+        const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
+        const o = (ref & CHUNK_MASK) << 1;
+        keys[i] = key32(seg, chunk[o]!, chunk[o + 1]!);
+        refs[i] = ref;
+      }
+      sortPairs(keys, refs, n);
+      this.runs[t]!.push(buildRun(keys, refs, n, this.compressed));
+    }
+    this.runStart.push(from);
+    this.runEnd.push(to);
+    this.runDead.push(0);
+    this.cascade();
+  }
+
+  private cascade(): void {
+    for (;;) {
+      const m = this.runStart.length;
+      if (m < 2) return;
+      const older = this.runs[0]![m - 2]!.length;
+      const newer = this.runs[0]![m - 1]!.length;
+      const ratio = Math.max(tuning.mergeRatio, Math.cbrt(this.live / tuning.bufferLimit));
+      if (older > ratio * newer) return;
+      this.mergeRuns(m - 2);
+    }
+  }
+
+  /** Merges runs r and r + 1 in every table, purging removed refs. */
+  private mergeRuns(r: number): void {
+    const dead = (ref: number): boolean => this.isDead(ref);
+    let length = 0;
+    for (const table of this.runs) {
+      const merged = mergeRuns(table[r]!, table[r + 1]!, dead, this.compressed);
+      table.splice(r, 2, merged);
+      length = merged.length;
+    }
+    this.runEnd.splice(r, 2, this.runEnd[r + 1]!);
+    this.runStart.splice(r + 1, 1);
+    this.runDead.splice(r, 2, 0);
+    if (length === 0) this.dropRun(r);
+  }
+
+  private rebuildRun(r: number): void {
+    const dead = (ref: number): boolean => this.isDead(ref);
+    let length = 0;
+    for (const table of this.runs) {
+      table[r] = mergeRuns(table[r]!, null, dead, this.compressed);
+      length = table[r]!.length;
+    }
+    this.runDead[r] = 0;
+    if (length === 0) this.dropRun(r);
+  }
+
+  private dropRun(r: number): void {
+    for (const table of this.runs) table.splice(r, 1);
+    this.runStart.splice(r, 1);
+    this.runEnd.splice(r, 1);
+    this.runDead.splice(r, 1);
+  }
+
+  toBuffer(): Uint8Array {
+    return encodeSnapshot(this.plan, this.compressed, this.minLive, this.nextRef, (ref, out) => {
+      const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
+      const o = (ref & CHUNK_MASK) << 1;
+      out[0] = chunk[o]!;
+      out[1] = chunk[o + 1]!;
+      return !this.isDead(ref);
+    });
+  }
+
+  static fromBuffer(bytes: Uint8Array): FingerprintIndex {
+    const snap = decodeSnapshot(bytes);
+    const index = new FingerprintIndex(snap.plan, snap.compressed);
+    index.restore(snap.minLive, snap.nextRef, snap.fps, snap.dead);
+    return index;
+  }
+
+  private restore(minLive: number, nextRef: number, fps: Uint32Array, dead: Uint32Array): void {
+    const firstChunk = minLive >>> CHUNK_BITS;
+    const lastChunk = nextRef === 0 ? -1 : (nextRef - 1) >>> CHUNK_BITS;
+    for (let c = 0; c <= lastChunk; c++) {
+      if (c < firstChunk) {
+        this.fpChunks.push(EMPTY);
+        this.deadChunks.push(EMPTY);
+      } else {
+        this.fpChunks.push(new Uint32Array(CHUNK * 2));
+        this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
+      }
+    }
+    let live = 0;
+    for (let ref = minLive; ref < nextRef; ref++) {
+      const i = ref - minLive;
+      const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
+      const o = (ref & CHUNK_MASK) << 1;
+      chunk[o] = fps[i * 2]!;
+      chunk[o + 1] = fps[i * 2 + 1]!;
+      if ((dead[i >>> 5]! & (1 << (i & 31))) !== 0) {
+        this.deadChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) >>> 5]! |= 1 << (ref & 31);
+      } else {
+        live++;
+      }
+    }
+    this.minLive = minLive;
+    this.bufStart = minLive;
+    this.nextRef = nextRef;
+    this.live = live;
+    this.flushAll();
+  }
+
+  /** Sorts every live ref into a single run per table (after a restore). */
+  private flushAll(): void {
+    this.bufStart = this.nextRef;
+    const refs0 = new Uint32Array(this.live);
+    let n = 0;
+    for (let ref = this.minLive; ref < this.nextRef; ref++) if (!this.isDead(ref)) refs0[n++] = ref;
+    if (n === 0) return;
+    const keys = new Uint32Array(n);
+    const refs = new Uint32Array(n);
+    this.compiled.tables.forEach((ct, t) => {
+      for (let i = 0; i < n; i++) {
+        const ref = refs0[i]!;
+        const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
+        const o = (ref & CHUNK_MASK) << 1;
+        keys[i] = key32(ct.segments, chunk[o]!, chunk[o + 1]!);
+        refs[i] = ref;
+      }
+      sortPairs(keys, refs, n);
+      this.runs[t]!.push(buildRun(keys, refs, n, this.compressed));
+    });
+    this.runStart.push(this.minLive);
+    this.runEnd.push(this.nextRef);
+    this.runDead.push(0);
+  }
+}

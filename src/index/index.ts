@@ -1,0 +1,13 @@
+export {
+  planFromBlocks,
+  planTwoLevel,
+  validatePlan,
+  evenWidths,
+  type TablePlan,
+  type TableSpec,
+} from './plan.js';
+export { planTables, describePlan, type PlanOptions, type PlanCost } from './planner.js';
+export { FingerprintIndex, type IndexOptions } from './fingerprint-index.js';
+export { createQueryResult, type QueryResult } from './query-result.js';
+export { batchQuery, findAllPairs, type BatchMatcher, type BatchResults, type PairList } from './batch.js';
+export { SNAPSHOT_MAGIC, SNAPSHOT_VERSION } from './snapshot.js';

@@ -1,0 +1,188 @@
+/**
+ * One sorted run of one table: entries (key32, ref) ordered by key32, then ref.
+ *
+ * Layouts (one class, so probe loops stay monomorphic):
+ * - SMALL: keys: Uint32Array (key32), refs: Uint32Array, 8 bytes per entry;
+ *   from 1024 entries also a directory over the top dirBits bits of key32
+ *   (about 4 entries per slot, at most 1 byte per entry).
+ * - LARGE (length >= LARGE_MIN): a direct-address directory over the top 16
+ *   bits of key32 (65,537 offsets), res: Uint16Array (the low 16 bits of
+ *   key32), refs. 6 bytes per entry plus at most 1 byte of directory.
+ * - COMPRESSED: paper section 3.2 blocks, see compressed-run.ts.
+ */
+import { buildCompressed, CompressedReader, type CompressedData } from './compressed-run.js';
+
+export const RUN_SMALL = 0;
+export const RUN_LARGE = 1;
+export const RUN_COMPRESSED = 2;
+export const LARGE_MIN = 1 << 18;
+const DIR_SIZE = 65537;
+
+const EMPTY32 = new Uint32Array(0);
+const EMPTY16 = new Uint16Array(0);
+
+export class SortedRun {
+  kind = RUN_SMALL;
+  length = 0;
+  /** SMALL runs: bits of key32 the directory addresses (0 = none, binary search). */
+  dirBits = 0;
+  keys: Uint32Array = EMPTY32;
+  dir: Uint32Array = EMPTY32;
+  res: Uint16Array = EMPTY16;
+  refs: Uint32Array = EMPTY32;
+  packed: CompressedData | null = null;
+
+  get byteLength(): number {
+    return this.keys.byteLength + this.dir.byteLength + this.res.byteLength + this.refs.byteLength + (this.packed?.byteLength ?? 0);
+  }
+}
+
+/** Fills a raw (SMALL or LARGE) run of known length entry by entry, in order. */
+export class RunWriter {
+  private readonly run = new SortedRun();
+  private j = 0;
+  constructor(n: number) {
+    const run = this.run;
+    run.length = n;
+    if (n < LARGE_MIN) {
+      run.kind = RUN_SMALL;
+      run.keys = new Uint32Array(n);
+    } else {
+      run.kind = RUN_LARGE;
+      run.dir = new Uint32Array(DIR_SIZE);
+      run.res = new Uint16Array(n);
+    }
+    run.refs = new Uint32Array(n);
+  }
+
+  push(key: number, ref: number): void {
+    const run = this.run;
+    const j = this.j++;
+    if (run.kind === RUN_SMALL) {
+      run.keys[j] = key;
+    } else {
+      run.dir[(key >>> 16) + 1]!++;
+      run.res[j] = key & 0xffff;
+    }
+    run.refs[j] = ref;
+  }
+
+  finish(): SortedRun {
+    const run = this.run;
+    const n = run.length;
+    if (run.kind === RUN_LARGE) {
+      const dir = run.dir;
+      for (let b = 1; b < DIR_SIZE; b++) dir[b]! += dir[b - 1]!;
+    } else if (n >= 1024) {
+      const bits = Math.min(16, 31 - Math.clz32(n) - 2);
+      const shift = 32 - bits;
+      const dir = new Uint32Array((1 << bits) + 1);
+      const keys = run.keys;
+      for (let i = 0; i < n; i++) dir[(keys[i]! >>> shift) + 1]!++;
+      for (let b = 1; b < dir.length; b++) dir[b]! += dir[b - 1]!;
+      run.dirBits = bits;
+      run.dir = dir;
+    }
+    return run;
+  }
+}
+
+/** Builds a run from sorted keys/refs [0, n). */
+export function buildRun(keys: Uint32Array, refs: Uint32Array, n: number, compressed: boolean): SortedRun {
+  if (compressed && n >= LARGE_MIN) {
+    const run = new SortedRun();
+    run.length = n;
+    run.kind = RUN_COMPRESSED;
+    run.packed = buildCompressed(keys, refs, n);
+    return run;
+  }
+  const w = new RunWriter(n);
+  for (let i = 0; i < n; i++) w.push(keys[i]!, refs[i]!);
+  return w.finish();
+}
+
+/** Reads a run's entries in order, one at a time, whatever its layout. */
+export class RunCursor {
+  key = 0;
+  ref = 0;
+  private i = 0;
+  private bucket = 0;
+  private readonly reader: CompressedReader | null;
+  constructor(private readonly run: SortedRun) {
+    this.reader = run.kind === RUN_COMPRESSED ? new CompressedReader(run.packed!) : null;
+  }
+
+  next(): boolean {
+    const run = this.run;
+    const i = this.i;
+    if (i >= run.length) return false;
+    if (run.kind === RUN_SMALL) {
+      this.key = run.keys[i]!;
+      this.ref = run.refs[i]!;
+    } else if (run.kind === RUN_LARGE) {
+      const dir = run.dir;
+      while (dir[this.bucket + 1]! <= i) this.bucket++;
+      this.key = ((this.bucket << 16) | run.res[i]!) >>> 0;
+      this.ref = run.refs[i]!;
+    } else {
+      this.reader!.next();
+      this.key = this.reader!.key;
+      this.ref = this.reader!.ref;
+    }
+    this.i = i + 1;
+    return true;
+  }
+}
+
+/**
+ * Merges run a with the newer run b (or rebuilds a alone), dropping refs for
+ * which dead(ref) holds. Streams both inputs; a raw output is written in its
+ * final layout directly, so a merge holds little more than its output.
+ */
+export function mergeRuns(a: SortedRun, b: SortedRun | null, dead: (ref: number) => boolean, compressed: boolean): SortedRun {
+  let n = 0;
+  for (const run of b === null ? [a] : [a, b]) {
+    const c = new RunCursor(run);
+    while (c.next()) if (!dead(c.ref)) n++;
+  }
+  const toArrays = compressed && n >= LARGE_MIN;
+  const keys = toArrays ? new Uint32Array(n) : null;
+  const refs = toArrays ? new Uint32Array(n) : null;
+  const w = toArrays ? null : new RunWriter(n);
+  let j = 0;
+  const ca = new RunCursor(a);
+  const cb = b === null ? null : new RunCursor(b);
+  let ha = ca.next();
+  let hb = cb !== null && cb.next();
+  while (ha || hb) {
+    let key: number;
+    let ref: number;
+    if (!hb || (ha && ca.key <= cb!.key)) {
+      key = ca.key;
+      ref = ca.ref;
+      ha = ca.next();
+    } else {
+      key = cb!.key;
+      ref = cb!.ref;
+      hb = cb!.next();
+    }
+    if (dead(ref)) continue;
+    if (w !== null) w.push(key, ref);
+    else {
+      keys![j] = key;
+      refs![j++] = ref;
+    }
+  }
+  return w !== null ? w.finish() : buildRun(keys!, refs!, n, true);
+}
+
+/** First index in [lo, hi) with a[i] >= x (a sorted). */
+export function lowerBound(a: Uint32Array | Uint16Array, lo: number, hi: number, x: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+

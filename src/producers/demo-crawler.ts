@@ -1,0 +1,68 @@
+/**
+ * The demo crawler: publishes generated pages (demo-pages.ts) to the pages
+ * topic, Avro through the registry when one is configured, JSON otherwise,
+ * optionally paced, optionally with the bad records a real crawler produces.
+ */
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { DedupConfig } from '../config.js';
+import { DedupError } from '../errors.js';
+import { createKafka, ensureTopics } from '../app/kafka-client.js';
+import type { Logger } from '../app/logger.js';
+import { createRecordCodec } from '../wire/record-codec.js';
+import { demoPages } from './demo-pages.js';
+
+/** Records a crawler sends by mistake; each must end in the dead-letter topic. */
+export function badRecords(): { key: string; value: Buffer }[] {
+  return [
+    { key: 'bad-garbage-json', value: Buffer.from('{"id": "x", "html": ') },
+    { key: 'bad-not-json', value: Buffer.from('this is not a record') },
+    { key: 'bad-invalid-utf8', value: Buffer.concat([Buffer.from('{"id":"bad-utf8","url":"u","html":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]) },
+    { key: 'bad-empty-page', value: Buffer.from(JSON.stringify({ id: 'bad-empty', url: 'https://e.example/', html: '<html><body></body></html>' })) },
+    { key: 'bad-unknown-schema', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x01, 0x02, 0x03]) },
+    { key: 'bad-missing-id', value: Buffer.from(JSON.stringify({ url: 'https://e.example/', html: '<p>no id</p>' })) },
+  ];
+}
+
+export async function publishDemoPages(
+  config: DedupConfig,
+  logger: Logger,
+  options: { count: number; seed: number; ratePerSecond: number; bad: boolean },
+): Promise<number> {
+  const kafka = createKafka(config, logger);
+  if (config.createTopics) await ensureTopics(kafka, config, logger);
+  const registry = config.schemaRegistryUrl ? new SchemaRegistry({ host: config.schemaRegistryUrl }) : null;
+  const format = config.outputFormat === 'auto' ? (registry ? 'avro' : 'json') : config.outputFormat;
+  const codec = await createRecordCodec({ registry, format, topics: config, maxPageBytes: config.maxPageBytes });
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  await producer.connect();
+  let sent = 0;
+  try {
+    const batchSize = options.ratePerSecond > 0 ? Math.max(1, Math.round(options.ratePerSecond / 10)) : 200;
+    const pages = demoPages({ seed: options.seed });
+    const started = Date.now();
+    while (sent < options.count) {
+      const messages: { key: string; value: Buffer }[] = [];
+      for (let i = 0; i < batchSize && sent + messages.length < options.count; i++) {
+        const page = pages.next().value!;
+        messages.push({ key: page.id, value: await codec.encodePage({ id: page.id, url: page.url, fetchedAt: page.fetchedAt, html: page.html, text: null }) });
+      }
+      await producer.send({ topic: config.pagesTopic, acks: -1, messages });
+      sent += messages.length;
+      if (options.ratePerSecond > 0) {
+        const due = started + (sent / options.ratePerSecond) * 1000;
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+    if (options.bad) {
+      const bad = badRecords();
+      await producer.send({ topic: config.pagesTopic, acks: -1, messages: bad });
+      sent += bad.length;
+    }
+  } catch (error) {
+    throw new DedupError('KAFKA', `publishing demo pages failed: ${(error as Error).message}`, { cause: error, retriable: true });
+  } finally {
+    await producer.disconnect();
+  }
+  return sent;
+}

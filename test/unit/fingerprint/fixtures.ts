@@ -1,0 +1,36 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: the nearest ancestor of this file with a package.json (works from src and from dist). */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('repository root not found');
+    dir = up;
+  }
+  return dir;
+}
+
+export const PAGES_DIR = join(repoRoot(), 'test', 'fixtures', 'pages');
+
+export function fixtureNames(): string[] {
+  return readdirSync(PAGES_DIR).filter((f) => f.endsWith('.html')).sort();
+}
+
+export function readFixture(name: string): string {
+  return readFileSync(join(PAGES_DIR, name), 'utf8');
+}
+
+/** Deterministic PRNG (mulberry32) for seeded random tests. */
+export function seeded(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,83 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  FingerprintIndex,
+  planFromBlocks,
+  planTables,
+  planTwoLevel,
+  type TablePlan,
+} from '../../../src/index/index.js';
+import { assertSameAnswer, flipBits, Oracle, plantedQueries, rng } from './helpers.js';
+
+function paperPlans(): [string, TablePlan][] {
+  return [
+    ['4 tables (4 x 16)', planFromBlocks(3, [16, 16, 16, 16])],
+    ['10 tables (13,13,13,13,12)', planFromBlocks(3, [13, 13, 13, 13, 12])],
+    ['16 tables (4 x 16 then 4 x 12)', planTwoLevel(3, 4, 4)],
+    ['20 tables (11,11,11,11,10,10)', planFromBlocks(3, [11, 11, 11, 11, 10, 10])],
+  ];
+}
+
+function plannerPlans(): [string, TablePlan][] {
+  const out: [string, TablePlan][] = [];
+  for (let k = 0; k <= 7; k++) {
+    for (const n of [1e3, 1e6, 1e9]) out.push([`planner k=${k} N=${n}`, planTables({ k, expectedSize: n })]);
+  }
+  return out;
+}
+
+/** Uniform fingerprints plus clusters around a few centres (many pairs within k). */
+function fill(index: FingerprintIndex, oracle: Oracle, n: number, k: number, seed: number, probeEvery = 0): void {
+  const next = rng(seed);
+  const centres: [number, number][] = [];
+  for (let i = 0; i < 8; i++) centres.push([next(), next()]);
+  for (let i = 0; i < n; i++) {
+    let hi: number;
+    let lo: number;
+    if (i % 5 === 0) {
+      const c = centres[next() % centres.length]!;
+      [hi, lo] = flipBits(c[0], c[1], next() % (k + 3), next);
+    } else {
+      hi = next();
+      lo = next();
+    }
+    const ref = index.insert(hi, lo);
+    assert.equal(ref, oracle.add(hi, lo));
+    if (probeEvery > 0 && i % probeEvery === 0) {
+      assertSameAnswer(index, oracle, hi, lo, k, `fresh insert ${ref}`);
+      const [qh, ql] = flipBits(hi, lo, k, next);
+      assertSameAnswer(index, oracle, qh, ql, k, `fresh insert ${ref} +${k}`);
+    }
+  }
+}
+
+for (const [name, plan] of [...paperPlans(), ...plannerPlans()]) {
+  test(`oracle: ${name} (k=${plan.k}, ${plan.tables.length} tables)`, () => {
+    const index = FingerprintIndex.create({ plan });
+    const oracle = new Oracle();
+    const k = plan.k;
+    fill(index, oracle, 3000, k, 1000 + k * 7 + plan.tables.length, 97);
+    const next = rng(42 + k);
+    for (const [hi, lo] of plantedQueries(oracle, k, 300, next)) {
+      for (let kk = 0; kk <= k; kk++) assertSameAnswer(index, oracle, hi, lo, kk, `${name} kk=${kk}`);
+    }
+  });
+}
+
+for (const [name, plan] of paperPlans().slice(0, 2)) {
+  for (const compressed of [false, true]) {
+    test(`oracle, large merged runs: ${name}${compressed ? ', compressed' : ''}`, () => {
+      const index = FingerprintIndex.create({ plan, compressed });
+      const oracle = new Oracle();
+      fill(index, oracle, 300_000, 3, 7, 20_011);
+      const next = rng(9);
+      const queries = plantedQueries(oracle, 3, 200, next);
+      for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, 3, name);
+      index.compact();
+      for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, 3, `${name} compacted`);
+      const perFp = index.byteLength / index.size;
+      const limit = plan.tables.length === 4 ? (compressed ? 27 : 40) : 8.2 + plan.tables.length * 8;
+      assert.ok(perFp <= limit, `bytes/fp ${perFp} > ${limit}`);
+    });
+  }
+}
