@@ -45,21 +45,31 @@ export function renderChart(panels: readonly Panel[], o: ChartOptions): string {
   const margin = { left: 46, right: 12, top: 26, bottom: 34 };
   const header = o.subtitle === undefined ? 40 : 58;
   const legendNames = [...new Map(panels.flatMap((p) => p.series).map((s) => [s.name, s])).values()];
-  const legendHeight = 26;
-  const rows = Math.ceil(panels.length / o.columns);
   const width = o.columns * o.panelWidth;
+  const legendItems: { s: Series; x: number; row: number }[] = [];
+  let lx = 12;
+  let row = 0;
+  for (const s of legendNames) {
+    const itemWidth = 40 + s.name.length * 6.2;
+    if (lx + itemWidth > width - 8 && lx > 12) {
+      row++;
+      lx = 12;
+    }
+    legendItems.push({ s, x: lx, row });
+    lx += itemWidth;
+  }
+  const legendHeight = 12 + (row + 1) * 16;
+  const rows = Math.ceil(panels.length / o.columns);
   const height = header + legendHeight + rows * o.panelHeight;
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`);
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
   out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(o.title)}</text>`);
   if (o.subtitle !== undefined) out.push(`<text x="${width / 2}" y="42" text-anchor="middle" font-size="11" fill="#444">${esc(o.subtitle)}</text>`);
-  let lx = 12;
-  const ly = header + 12;
-  for (const s of legendNames) {
-    out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dash === undefined ? '' : ` stroke-dasharray="${s.dash}"`}/>`);
-    out.push(`<text x="${lx + 30}" y="${ly + 4}">${esc(s.name)}</text>`);
-    lx += 40 + s.name.length * 6.5;
+  for (const { s, x, row: r } of legendItems) {
+    const ly = header + 12 + r * 16;
+    out.push(`<line x1="${r2(x)}" y1="${ly}" x2="${r2(x + 24)}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dash === undefined ? '' : ` stroke-dasharray="${s.dash}"`}/>`);
+    out.push(`<text x="${r2(x + 30)}" y="${ly + 4}">${esc(s.name)}</text>`);
   }
   const yFormat = o.yFormat ?? ((y: number) => y.toFixed(1));
   panels.forEach((panel, index) => {

@@ -4,11 +4,14 @@
  * boilerplate removal, no CJK segmentation, no stop words).
  */
 import { DEFAULT_FEATURE_OPTIONS, type FeatureOptions } from '../../src/fingerprint/index.js';
+import { dropChromeShapedBlocks } from './density-filter.js';
 
 export interface SweepConfig {
   readonly name: string;
   readonly what: string;
   readonly options: Readonly<FeatureOptions>;
+  /** An eval-side prototype applied to the HTML before fingerprinting (not in the product). */
+  readonly prepare?: (html: string) => string;
 }
 
 const d = DEFAULT_FEATURE_OPTIONS;
@@ -25,6 +28,7 @@ export const SWEEP_CONFIGS: readonly SweepConfig[] = [
   variant('cjk-bigram', 'CJK character bigrams instead of jieba', { cjk: 'bigram' }),
   variant('cjk-off', 'no CJK segmentation', { cjk: 'off' }),
   variant('no-stop-words', 'stop words kept', { stopWords: false }),
+  { ...variant('density-prototype', 'defaults after an eval-side prototype of main-content weighting: link-dense and letter-poor blocks blanked (eval/sweep/density-filter.ts)', {}), prepare: dropChromeShapedBlocks },
   variant('naive', 'single words, boilerplate kept, no CJK segmentation, stop words kept', { shingleSize: 1, boilerplate: 'keep', cjk: 'off', stopWords: false }),
 ];
 

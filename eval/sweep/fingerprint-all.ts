@@ -12,6 +12,7 @@ export async function fingerprintAll(
   validationErrors: readonly (string | null)[],
   options: Readonly<FeatureOptions>,
   threads: number,
+  prepare?: (html: string) => string,
 ): Promise<FingerprintTable> {
   const n = ids.length;
   const hi = new Uint32Array(n);
@@ -23,7 +24,12 @@ export async function fingerprintAll(
   for (let i = 0; i < n; i++) if (contents[i] !== null) todo.push(i);
   const pool = await createFingerprintPool({ threads, features: options });
   try {
-    const results = await pool.fingerprintMany(todo.map((i) => contents[i]!));
+    const results = await pool.fingerprintMany(
+      todo.map((i) => {
+        const c = contents[i]!;
+        return prepare !== undefined && typeof c.html === 'string' ? { html: prepare(c.html) } : c;
+      }),
+    );
     results.forEach((r, at) => {
       const i = todo[at]!;
       if (r.empty) {

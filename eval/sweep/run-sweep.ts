@@ -72,7 +72,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const results: ConfigResult[] = [];
   for (const config of wanted) {
     const started = process.hrtime.bigint();
-    const table = await fingerprintAll(corpus.ids, corpus.contents, corpus.errors, config.options, Number(values.threads));
+    const table = await fingerprintAll(corpus.ids, corpus.contents, corpus.errors, config.options, Number(values.threads), config.prepare);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     tables.set(config.name, table);
     const nearest = nearestEarlier(table);

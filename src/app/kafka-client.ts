@@ -55,6 +55,8 @@ export async function ensureTopics(kafka: Kafka, config: DedupConfig, logger: Lo
       { name: 'max.message.bytes', value: String(maxMessageBytes) },
       { name: 'segment.bytes', value: String(Math.max(64 * 1024 * 1024, 2 * maxMessageBytes)) },
     ];
+    // The changelog gets ONE partition: it is the log of one unsharded index,
+    // and replay in decision order keeps FIFO eviction in decision order.
     const wanted = [
       { topic: config.pagesTopic, configEntries: large },
       { topic: config.novelTopic, configEntries: large },
@@ -67,7 +69,7 @@ export async function ensureTopics(kafka: Kafka, config: DedupConfig, logger: Lo
       waitForLeaders: true,
       topics: wanted.map((t) => ({
         topic: t.topic,
-        numPartitions: config.topicPartitions,
+        numPartitions: t.topic === config.fingerprintsTopic ? 1 : config.topicPartitions,
         replicationFactor: config.replicationFactor,
         configEntries: t.configEntries,
       })),

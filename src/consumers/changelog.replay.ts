@@ -89,7 +89,8 @@ export async function replayChangelog(options: {
           for (const message of batch.messages) {
             if (message.value === null) continue; // a tombstone: nothing to restore
             const change = await codec.decodeChange(message.value);
-            decider.restore({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, change.duplicateOf, change.distance);
+            if (change.sequence < 0) throw new DedupError('RECORD_UNDECODABLE', `changelog record ${change.id} has no sequence number`);
+            decider.restore({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, change.duplicateOf, change.distance, change.sequence);
             records++;
           }
         } catch (error) {

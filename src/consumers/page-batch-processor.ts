@@ -163,6 +163,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
             duplicateOf: verdict.duplicateOf,
             distance: verdict.distance ?? 0,
             fetchedAt: page.fetchedAt,
+            sequence: verdict.sequence,
           }),
         });
       }

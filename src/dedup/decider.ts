@@ -3,7 +3,9 @@
  *
  * A page is a duplicate iff some page decided before it (in the pipeline's
  * order) has a fingerprint within k bits. The verdict names the CLOSEST such
- * page, ties broken by the EARLIEST (smallest ref), with the distance; exact
+ * page, ties broken by the EARLIEST (smallest decision sequence number, which
+ * the changelog carries so a recovered index breaks ties the same way), with
+ * the distance; exact
  * copies are duplicates at distance 0. Every decided page enters the index,
  * duplicates included, because "seen before" means every page seen before.
  *
@@ -42,6 +44,8 @@ export interface Verdict {
   readonly repeated: boolean;
   /** Table entries examined for this probe (0 when repeated). */
   readonly candidates: number;
+  /** Position of this page in the decision order (carried by the changelog). */
+  readonly sequence: number;
 }
 
 export interface DeciderOptions {
@@ -83,20 +87,24 @@ export class Decider {
 
     const hits = this.hits;
     this.index.query(page.hi, page.lo, this.k, hits);
+    const store = this.store;
     let best = -1;
     let bestDistance = 65;
+    let bestSequence = Infinity;
     for (let i = 0; i < hits.count; i++) {
       const ref = hits.refs[i]!;
       const distance = hits.distances[i]!;
-      if (distance > 0 && (page.short || (this.store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
-      if (distance < bestDistance || (distance === bestDistance && ref < best)) {
+      if (distance > 0 && (page.short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
+      if (distance < bestDistance || (distance === bestDistance && store.sequenceOf(ref) < bestSequence)) {
         best = ref;
         bestDistance = distance;
+        bestSequence = store.sequenceOf(ref);
       }
     }
     const ref = this.index.insert(page.hi, page.lo);
     const seconds = Math.floor(page.fetchedAt / 1000);
-    this.store.record(ref, page.id, best, best < 0 ? 0 : bestDistance, page.short ? FLAG_SHORT : 0, seconds);
+    const sequence = store.nextSequence;
+    store.record(ref, page.id, best, best < 0 ? 0 : bestDistance, page.short ? FLAG_SHORT : 0, seconds, sequence);
     let dupHi: number | null = null;
     let dupLo: number | null = null;
     if (best >= 0 && this.index.fingerprintOf(best, this.fp)) {
@@ -114,6 +122,7 @@ export class Decider {
       duplicateOfLo: dupLo,
       repeated: false,
       candidates: hits.candidates,
+      sequence,
     };
   }
 
@@ -128,10 +137,10 @@ export class Decider {
    * Re-applies a verdict read back from the changelog, without deciding again:
    * the state after replay is the state that produced the committed verdicts.
    */
-  restore(page: DecisionInput, duplicateOf: string | null, distance: number): void {
+  restore(page: DecisionInput, duplicateOf: string | null, distance: number, sequence: number): void {
     if (this.store.lookup(page.id) >= 0) return;
     const ref = this.index.insert(page.hi, page.lo);
-    this.store.recordById(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, Math.floor(page.fetchedAt / 1000));
+    this.store.recordById(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, Math.floor(page.fetchedAt / 1000), sequence);
   }
 
   /**
@@ -161,12 +170,8 @@ export class Decider {
     return this.index.byteLength + this.store.byteLength;
   }
 
+  /** Refs are dense from 0, one per recorded page. */
   private nextRef(): number {
-    return this.store.size === 0 ? 0 : this.refCount;
-  }
-
-  private get refCount(): number {
-    // Refs are dense from 0, one per recorded page.
     return this.store.size;
   }
 
@@ -198,6 +203,7 @@ export class Decider {
       duplicateOfLo: dupLo,
       repeated: true,
       candidates: 0,
+      sequence: this.store.sequenceOf(ref),
     };
   }
 }

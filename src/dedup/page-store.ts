@@ -5,7 +5,10 @@
  *   id → ref     open-addressing hash table keyed by a 64-bit hash of the id
  *   ref → id     UTF-8 bytes of every id in one growing buffer plus offsets
  *   ref → verdict  the duplicated page (as a string entry), distance, flags,
- *                  fetch time (seconds) for age eviction
+ *                  fetch time (seconds) for age eviction, and the decision
+ *                  sequence number ("earlier" in the verdict rule: refs follow
+ *                  insertion order, which changelog replay across partitions
+ *                  does not preserve; the sequence survives replay)
  *
  * Why: a page id decided again (a redelivery after a crash, a replay) must get
  * the verdict it got the first time, never "duplicate of itself"; and the
@@ -26,7 +29,7 @@ export const NO_ENTRY = 0xffffffff;
 export const FLAG_SHORT = 1;
 
 const MAGIC = 0x50475354; // 'PGST'
-const VERSION = 1;
+const VERSION = 2;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -57,6 +60,8 @@ export class PageStore {
   private distances: Uint8Array;
   private flags: Uint8Array;
   private fetchedAt: Uint32Array;
+  private sequences: Float64Array;
+  private nextSeq = 0;
   /** One past the highest ref recorded. */
   private refLimit = 0;
 
@@ -75,6 +80,16 @@ export class PageStore {
     this.distances = new Uint8Array(initialCapacity);
     this.flags = new Uint8Array(initialCapacity);
     this.fetchedAt = new Uint32Array(initialCapacity);
+    this.sequences = new Float64Array(initialCapacity);
+  }
+
+  /** The sequence number the next decided page gets. */
+  get nextSequence(): number {
+    return this.nextSeq;
+  }
+
+  sequenceOf(ref: number): number {
+    return this.sequences[ref]!;
   }
 
   /** Pages recorded. */
@@ -87,7 +102,7 @@ export class PageStore {
       this.tableHi.byteLength + this.tableLo.byteLength + this.tableRef.byteLength +
       this.bytes.byteLength + this.entryStart.byteLength +
       this.ownEntry.byteLength + this.dupEntry.byteLength + this.distances.byteLength +
-      this.flags.byteLength + this.fetchedAt.byteLength
+      this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength
     );
   }
 
@@ -109,22 +124,22 @@ export class PageStore {
    * duplicates (-1 for novel); the duplicated page's id is kept as a string
    * entry so the verdict can be told again after that page is evicted.
    */
-  record(ref: number, id: string, duplicateOfRef: number, distance: number, flags: number, fetchedAtSeconds: number): void {
+  record(ref: number, id: string, duplicateOfRef: number, distance: number, flags: number, fetchedAtSeconds: number, sequence = this.nextSeq): void {
     const dup = duplicateOfRef < 0 ? NO_ENTRY : this.ownEntry[duplicateOfRef]!;
-    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds);
+    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
   }
 
   /** As `record`, naming the duplicated page by id (changelog replay, where that page may be gone). */
-  recordById(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number): void {
+  recordById(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
     let dup = NO_ENTRY;
     if (duplicateOfId !== null) {
       const dupRef = this.lookup(duplicateOfId);
       dup = dupRef >= 0 ? this.ownEntry[dupRef]! : this.addEntry(duplicateOfId);
     }
-    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds);
+    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
   }
 
-  private recordWithEntry(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number): void {
+  private recordWithEntry(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
     if (this.lookup(id) >= 0) {
       throw new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
     }
@@ -135,12 +150,15 @@ export class PageStore {
       this.distances = grow(this.distances, need);
       this.flags = grow(this.flags, need);
       this.fetchedAt = grow(this.fetchedAt, need);
+      this.sequences = growF64(this.sequences, need);
     }
     this.ownEntry[ref] = this.addEntry(id);
     this.dupEntry[ref] = dupEntry;
     this.distances[ref] = distance;
     this.flags[ref] = flags;
     this.fetchedAt[ref] = fetchedAtSeconds >>> 0;
+    this.sequences[ref] = sequence;
+    if (sequence >= this.nextSeq) this.nextSeq = sequence + 1;
     if (ref + 1 > this.refLimit) this.refLimit = ref + 1;
     this.insertKey(id, ref);
   }
@@ -212,6 +230,7 @@ export class PageStore {
     const n = this.refLimit;
     const parts: Uint8Array[] = [
       u32bytes(new Uint32Array([MAGIC, VERSION, n, this.entries, this.bytesUsed, this.tableRef.length, this.tableUsed, 0])),
+      new Uint8Array(this.sequences.buffer, this.sequences.byteOffset, n * 8),
       u32bytes(this.tableHi), u32bytes(this.tableLo), u32bytes(this.tableRef),
       u32bytes(this.entryStart.subarray(0, this.entries + 1)),
       u32bytes(this.ownEntry.subarray(0, n)), u32bytes(this.dupEntry.subarray(0, n)), u32bytes(this.fetchedAt.subarray(0, n)),
@@ -234,23 +253,44 @@ export class PageStore {
     if (version !== VERSION) throw new DedupError('SNAPSHOT_INVALID', `page store: unknown version ${version}`);
     if (slots === 0 || (slots & (slots - 1)) !== 0) throw new DedupError('SNAPSHOT_INVALID', 'page store: bad table size');
     const store = new PageStore(1);
-    store.tableHi = reader.u32(slots!).slice();
-    store.tableLo = reader.u32(slots!).slice();
-    store.tableRef = reader.u32(slots!).slice();
+    store.sequences = growF64(new Float64Array(copyBytes(reader.bytes(n! * 8)).buffer), n!);
+    for (let i = 0; i < n!; i++) if (store.sequences[i]! >= store.nextSeq) store.nextSeq = store.sequences[i]! + 1;
+    store.tableHi = reader.u32(slots!);
+    store.tableLo = reader.u32(slots!);
+    store.tableRef = reader.u32(slots!);
     store.tableUsed = used!;
-    store.entryStart = grow(reader.u32(entries! + 1).slice(), entries! + 2);
+    store.entryStart = grow(reader.u32(entries! + 1), entries! + 2);
     store.entries = entries!;
-    store.ownEntry = grow(reader.u32(n!).slice(), n!);
-    store.dupEntry = grow(reader.u32(n!).slice(), n!);
-    store.fetchedAt = grow(reader.u32(n!).slice(), n!);
-    store.distances = grow(reader.bytes(n!).slice(), n!);
-    store.flags = grow(reader.bytes(n!).slice(), n!);
-    store.bytes = grow(reader.bytes(bytesUsed!).slice(), bytesUsed!);
+    store.ownEntry = grow(reader.u32(n!), n!);
+    store.dupEntry = grow(reader.u32(n!), n!);
+    store.fetchedAt = grow(reader.u32(n!), n!);
+    store.distances = grow(copyBytes(reader.bytes(n!)), n!);
+    store.flags = grow(copyBytes(reader.bytes(n!)), n!);
+    store.bytes = grow(copyBytes(reader.bytes(bytesUsed!)), bytesUsed!);
     store.bytesUsed = bytesUsed!;
     store.refLimit = n!;
     reader.end();
     return store;
   }
+}
+
+/**
+ * A real copy. (Buffer#slice returns a view of the same memory, unlike
+ * Uint8Array#slice, and the snapshot arrives as a Buffer.)
+ */
+function copyBytes(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(bytes.byteLength);
+  out.set(bytes);
+  return out;
+}
+
+function growF64(array: Float64Array, needed: number): Float64Array {
+  if (needed <= array.length) return array;
+  let size = Math.max(16, array.length);
+  while (size < needed) size *= 2;
+  const next = new Float64Array(size);
+  next.set(array);
+  return next;
 }
 
 function u32bytes(a: Uint32Array): Uint8Array {
@@ -263,9 +303,8 @@ class Reader {
   constructor(private readonly buffer: Uint8Array) {}
 
   u32(count: number): Uint32Array {
-    const bytes = this.bytes(count * 4);
     // Copy to an aligned buffer: the snapshot may start at any offset.
-    return new Uint32Array(bytes.slice().buffer);
+    return new Uint32Array(copyBytes(this.bytes(count * 4)).buffer);
   }
 
   bytes(count: number): Uint8Array {

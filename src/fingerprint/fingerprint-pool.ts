@@ -74,8 +74,13 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
     for (const s of slots) {
       if (s.task !== undefined || queue.length === 0) continue;
       const task = queue.shift()!;
-      s.task = task;
-      s.worker.postMessage({ id: task.id, pages: task.pages } satisfies WorkerRequest);
+      try {
+        s.worker.postMessage({ id: task.id, pages: task.pages } satisfies WorkerRequest);
+        s.task = task;
+      } catch (err) {
+        // A page that cannot be cloned (a function, a symbol...) fails its own batch only.
+        task.reject(err);
+      }
     }
   };
 

@@ -119,6 +119,11 @@ function findEndTag(html: string, name: string, i: number): number {
   }
 }
 
+function indexOrEnd(html: string, ch: string, from: number): number {
+  const i = html.indexOf(ch, from);
+  return i === -1 ? html.length : i;
+}
+
 export class HtmlTextExtractor {
   private stack = new Int32Array(256);
   private depth = 0;
@@ -131,6 +136,9 @@ export class HtmlTextExtractor {
   /** Set by scanName: the end of the last scanned name and its hash. */
   private nameEnd = 0;
   private nameKey = 0;
+  /** Next '"' and "'" at or after the last position asked for (html.length if none). */
+  private nextDq = -1;
+  private nextSq = -1;
 
   constructor(mode: BoilerplateMode) {
     this.remove = mode === 'remove';
@@ -146,6 +154,8 @@ export class HtmlTextExtractor {
     this.open.clear();
     this.skipFrom = -1;
     this.pendingSpace = false;
+    this.nextDq = -1;
+    this.nextSq = -1;
     let i = 0;
     while (i < n) {
       if (this.skipFrom >= 0) {
@@ -244,18 +254,22 @@ export class HtmlTextExtractor {
     let chrome = false;
     let selfClosing = false;
     if (!collect) {
-      // Fast path: no attribute matters, only the end of the tag ('>' outside quotes).
-      while (j < n) {
-        const c = html.charCodeAt(j);
-        if (c === 0x3e) break;
-        if (c === 0x22 || c === 0x27) {
-          const e = html.indexOf(c === 0x22 ? '"' : "'", j + 1);
-          if (e === -1) return n;
-          j = e;
+      // Fast path: no attribute matters, only the end of the tag ('>' outside quotes), found with
+      // native indexOf; the next quote positions are cached so the scan stays linear.
+      for (;;) {
+        const gt = html.indexOf('>', j);
+        if (gt === -1) return n;
+        if (this.nextDq < j) this.nextDq = indexOrEnd(html, '"', j);
+        if (this.nextSq < j) this.nextSq = indexOrEnd(html, "'", j);
+        const q = this.nextDq < this.nextSq ? this.nextDq : this.nextSq;
+        if (q > gt) {
+          j = gt;
+          break;
         }
-        j++;
+        const e = html.indexOf(q === this.nextDq ? '"' : "'", q + 1);
+        if (e === -1) return n;
+        j = e + 1;
       }
-      if (j >= n) return n;
       selfClosing = html.charCodeAt(j - 1) === 0x2f && j - 1 > lt + nameLen;
       j++;
     }

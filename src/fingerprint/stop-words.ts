@@ -1,8 +1,8 @@
 /**
  * Small shipped stop-word lists. English: the function words of the classic
  * SMART/NLTK lists that carry no topic (articles, pronouns, auxiliaries,
- * prepositions, conjunctions), 150 words. Chinese: the most frequent function
- * words and particles of the jieba/HIT stop lists, 80 words. Kept short on
+ * prepositions, conjunctions, common contractions), 156 words. Chinese: the most frequent function
+ * words and particles of the jieba/HIT stop lists, 83 words. Kept short on
  * purpose: removing them makes shingles of content words, while a long list
  * would start eating content on short pages.
  *

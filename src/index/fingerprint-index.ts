@@ -295,7 +295,7 @@ export class FingerprintIndex {
     return candidates;
   }
 
-  /** Entry point for the compressed-run decoder. */
+  /** @internal Entry point for the compressed-run decoder. */
   verify(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null): void {
     this.check(ref, hi, lo, k, t, out);
   }

@@ -38,12 +38,15 @@ export interface PlanCost {
   bytesPerFingerprint: number;
 }
 
-const PROBE_NS = 60;
-const SCAN_NS = 1.2;
+// Measured on the reference machine (2 shared cores, Node 20; bench/index):
+// a table probe is dominated by two or three cache misses (directory, run,
+// refs), an insert by the merges that rewrite it O(log N) times per table.
+const PROBE_NS = 250;
+const SCAN_NS = 1.5;
 const VERIFY_NS = 30;
-const INSERT_NS = 150;
-const SORT_NS = 12;
-const PAIR_NS = 2;
+const INSERT_NS = 800;
+const SORT_NS = 25;
+const PAIR_NS = 4;
 const DEFAULT_MAX_TABLES = 64;
 
 /** P(Binomial(bits, 1/2) <= k): the share of candidates surviving the early reject. */

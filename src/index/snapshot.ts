@@ -87,7 +87,7 @@ export function decodeSnapshot(bytes: Uint8Array): DecodedSnapshot {
   const words =
     bytes.byteOffset % 4 === 0
       ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)
-      : new Uint32Array(bytes.slice().buffer);
+      : new Uint32Array(Uint8Array.prototype.slice.call(bytes).buffer); // Buffer#slice is a view, not a copy
   if (words[0] !== SNAPSHOT_MAGIC) throw corrupt('not a fingerprint index snapshot (bad magic)');
   if (words[1] !== SNAPSHOT_VERSION) throw corrupt(`unknown snapshot version ${words[1]}`);
   const flags = words[2]!;

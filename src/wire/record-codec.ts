@@ -47,6 +47,7 @@ export interface FingerprintChange {
   duplicateOf: string | null;
   distance: number;
   fetchedAt: number;
+  sequence: number;
 }
 
 export interface RecordCodec {
@@ -197,8 +198,8 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
     encodeChange(c) {
       return encode(
         ids.change,
-        { id: c.id, fingerprint: fp(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt },
-        { id: c.id, fingerprint: fingerprintToHex(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt },
+        { id: c.id, fingerprint: fp(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt, sequence: c.sequence },
+        { id: c.id, fingerprint: fingerprintToHex(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt, sequence: c.sequence },
       );
     },
     async decodeChange(value) {
@@ -217,6 +218,7 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
         duplicateOf: typeof r.duplicateOf === 'string' ? r.duplicateOf : null,
         distance: typeof r.distance === 'number' ? r.distance : 0,
         fetchedAt: typeof r.fetchedAt === 'number' ? r.fetchedAt : 0,
+        sequence: typeof r.sequence === 'number' ? r.sequence : -1,
       };
     },
     async decodeNovel(value) {

@@ -130,21 +130,23 @@ test('every dashboard query and rule evaluates on a real Prometheus scraping the
     // Prometheus has scraped this process (not an earlier one on the same port) after the
     // work was done, and the rules have run on it.
     const sel = `{instance="${instance}"}`;
+    let seen = '';
     await waitFor(
-      `Prometheus to scrape ${instance} with ${verdicts} verdicts`,
+      `Prometheus to scrape ${instance} (started ${startTime}) with ${verdicts} verdicts`,
       async () => {
-        const start = await promQuery(infra.prometheusUrl, `process_start_time_seconds${sel}`);
-        const sum = await promQuery(infra.prometheusUrl, `sum(dedup_verdicts_total${sel})`);
-        const rule = await promQuery(infra.prometheusUrl, `job_instance:dedup_duplicate_ratio:rate1m${sel} > 0`);
-        const ok =
-          Number(start.body.data?.result[0]?.value[1]) === startTime &&
-          Number(sum.body.data?.result[0]?.value[1]) >= verdicts &&
-          (rule.body.data?.result.length ?? 0) > 0;
-        return ok ? true : undefined;
+        const value = async (expr: string) => (await promQuery(infra.prometheusUrl, expr)).body.data?.result[0]?.value[1];
+        const start = await value(`process_start_time_seconds${sel}`);
+        const sum = await value(`sum(dedup_verdicts_total${sel})`);
+        const ratio = await value(`job_instance:dedup_duplicate_ratio:rate1m${sel}`);
+        seen = `start time ${start}, verdicts ${sum}, duplicate ratio ${ratio}`;
+        return Number(start) === startTime && Number(sum) >= verdicts && Number(ratio) > 0 ? true : undefined;
       },
       90_000,
       500,
-    );
+    ).catch(async (error: Error) => {
+      const targets = await fetch(`${infra.prometheusUrl}/api/v1/targets`).then((r) => r.text()).catch(() => '');
+      throw new Error(`${error.message}; last seen: ${seen}\ntargets: ${targets.slice(0, 2000)}`);
+    });
 
     // Every expression: dashboard panels, annotations and variables (Grafana variables
     // substituted as for "All"), recording rules, alert expressions.

@@ -21,6 +21,8 @@ describe('fingerprint pool', () => {
       const [a, b] = await Promise.all([pool.fingerprintMany(pages), pool.fingerprintMany(pages.slice(2))]);
       assert.deepEqual(a, want.slice(0, pages.length));
       assert.deepEqual(b, want.slice(2, pages.length));
+      await assert.rejects(pool.fingerprintMany([{ html: 'x', extra: () => 1 } as never]));
+      assert.deepEqual(await pool.fingerprintMany(pages.slice(0, 1)), want.slice(0, 1), 'the pool survives a bad batch');
     } finally {
       await pool.close();
     }

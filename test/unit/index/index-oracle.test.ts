@@ -69,9 +69,9 @@ for (const [name, plan] of paperPlans().slice(0, 2)) {
     test(`oracle, large merged runs: ${name}${compressed ? ', compressed' : ''}`, () => {
       const index = FingerprintIndex.create({ plan, compressed });
       const oracle = new Oracle();
-      fill(index, oracle, 300_000, 3, 7, 20_011);
+      fill(index, oracle, 270_000, 3, 7, 20_011);
       const next = rng(9);
-      const queries = plantedQueries(oracle, 3, 200, next);
+      const queries = plantedQueries(oracle, 3, 120, next);
       for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, 3, name);
       index.compact();
       for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, 3, `${name} compacted`);
