@@ -68,7 +68,7 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('metricsPort', 'int', '9464', 'Port of the metrics server; 0 = disabled.', { min: 0, max: 65535 }),
   opt('maxBatchRecords', 'int', '500', 'Records decided per transaction (a fetched batch is split into chunks of this size).', { min: 1, max: 100000 }),
   opt('singleInstance', 'enum', 'refuse', 'What to do when another instance is in the group of this unsharded index: refuse (exit) or warn.', { values: ['refuse', 'warn'] }),
-  opt('logLevel', 'enum', 'info', 'Log level.', { values: ['error', 'warn', 'info', 'debug'] }),
+  opt('logLevel', 'enum', 'info', 'Level of the JSON log lines written to stderr.', { values: ['error', 'warn', 'info', 'debug'] }),
 ]);
 
 export interface DedupConfig {

@@ -4,7 +4,7 @@
  * boilerplate removal, no CJK segmentation, no stop words).
  */
 import { DEFAULT_FEATURE_OPTIONS, type FeatureOptions } from '../../src/fingerprint/index.js';
-import { dropChromeShapedBlocks } from './density-filter.js';
+import { DEFAULT_DENSITY, dropChromeShapedBlocks, reweightBlocks } from './density-filter.js';
 
 export interface SweepConfig {
   readonly name: string;
@@ -28,7 +28,8 @@ export const SWEEP_CONFIGS: readonly SweepConfig[] = [
   variant('cjk-bigram', 'CJK character bigrams instead of jieba', { cjk: 'bigram' }),
   variant('cjk-off', 'no CJK segmentation', { cjk: 'off' }),
   variant('no-stop-words', 'stop words kept', { stopWords: false }),
-  { ...variant('density-prototype', 'defaults after an eval-side prototype of main-content weighting: link-dense and letter-poor blocks blanked (eval/sweep/density-filter.ts)', {}), prepare: dropChromeShapedBlocks },
+  { ...variant('density-drop', 'defaults after an eval-side prototype (eval/sweep/density-filter.ts): link-dense and letter-poor blocks blanked unless that removes over half the letters', {}), prepare: dropChromeShapedBlocks },
+  { ...variant('density-weight', 'defaults after an eval-side prototype (eval/sweep/density-filter.ts): text of prose-shaped blocks counted three times', {}), prepare: (html) => reweightBlocks(html, DEFAULT_DENSITY, 3) },
   variant('naive', 'single words, boilerplate kept, no CJK segmentation, stop words kept', { shingleSize: 1, boilerplate: 'keep', cjk: 'off', stopWords: false }),
 ];
 
