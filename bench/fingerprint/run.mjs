@@ -19,6 +19,7 @@ import { stageBreakdown } from './stages.mjs';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BUILD = join(ROOT, 'bench', '.build', 'fp');
 const RUNS = Number(process.argv[2] ?? 7);
+const LOAD_AT_START = loadavg().map((x) => Math.round(x * 100) / 100);
 mkdirSync(BUILD, { recursive: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const log = (...a) => console.error(...a);
@@ -154,7 +155,7 @@ const report = {
   date: new Date().toISOString(),
   commit,
   node: process.version,
-  machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
+  machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), loadavgAtStart: LOAD_AT_START, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
   method: `median of ${RUNS} timed runs after one warm-up pass; single process; peers fed the extracted content text of the same pages, ours timed from raw HTML and from that text`,
   options: fp.options,
   sets: Object.fromEntries(Object.entries(sets).map(([k, v]) => [k, { ...describe(v), source: k === 'zh' ? 'debian-reference-zh-cn 2.100 (/usr/share/debian-reference/*.zh-cn.html)' : 'python3-doc 3.11 (/usr/share/doc/python3.11/html)' + (k === 'text10k' ? ', pages with 8,000-12,000 chars of content text' : '') }])),

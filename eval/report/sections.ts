@@ -145,8 +145,8 @@ export function sweepSection({ sweep }: ReportInputs): string {
     sweep.configs.map((c) => {
       const p = c.curve.find((x) => x.k === k)!;
       return [
-        c.name === sweep.recommended ? `**${c.name}**` : c.name,
-        c.change,
+        c.name === sweep.recommended ? `**${c.name}**` : c.prototype ? `${c.name} (prototype)` : c.name,
+        c.prototype ? `${c.change}, HTML prepared by eval` : c.change,
         num(p.precision),
         num(p.recall),
         num(p.f1),
@@ -299,16 +299,29 @@ export function helpsSection({ sweep }: ReportInputs): string {
     ['check', 'precision', 'recall', 'weakest kind', 'originals called duplicate', 'substantive edits called duplicate'],
     [[`${c.name} ≤ ${k} alone`, num(base.precision), num(base.recall), baseWorst === null ? '—' : `${baseWorst[0]} ${pct(baseWorst[1])}`, pct(base.falsePositiveRateOriginals, 2), pct(base.duplicateRateSubstantive)], ...stages.flat()],
   );
-  const keepLine =
-    keep === undefined
-      ? ''
-      : `Without boilerplate removal ("boilerplate-keep") recall at k = ${k} falls from ${num(base.recall)} to ${num(keep.curve.find((p) => p.k === k)!.recall)}, weakest kind ${keep.worstKindAtDefaultK?.kind ?? '—'} ${pct(keep.worstKindAtDefaultK?.recall)}.`;
+  const contentConfigs = sweep.configs.filter((x) => x.name === c.name || x.name === 'boilerplate-keep' || x.prototype);
+  const contentTable = markdownTable(
+    ['configuration', ...NEAR_DUPLICATE_KINDS.filter((kind) => kind !== 'exact-copy' && kind !== 'url-alias'), 'recall', 'originals called duplicate', 'substantive edits called duplicate', 'short pages'],
+    contentConfigs.map((x) => {
+      const p = x.curve.find((q) => q.k === k)!;
+      return [
+        x.prototype ? `${x.name} (prototype)` : x.name,
+        ...NEAR_DUPLICATE_KINDS.filter((kind) => kind !== 'exact-copy' && kind !== 'url-alias').map((kind) => pct(p.byKind[kind])),
+        num(p.recall),
+        pct(p.falsePositiveRateOriginals, 2),
+        pct(p.duplicateRateSubstantive),
+        String(x.shortPages),
+      ];
+    }),
+  );
   return [
     '**1. Larger k, with the table plan it needs** (plans from the product\u2019s planner, `src/index/planner.ts`):',
     '',
     largerK,
     '',
-    '**2. Main-content weighting.** ' + keepLine,
+    `**2. Main-content weighting.** Boilerplate removal by element and class names is what makes template changes free: compare "${c.name}" with "boilerplate-keep". It only sees chrome that names itself, though (the opaque rows above). The prototypes judge blocks by their shape instead (link density, letters per block; \`eval/sweep/density-filter.ts\`, applied to the HTML before the product's extractor): "density-drop" blanks chrome-shaped blocks, "density-weight" counts prose-shaped blocks three times. Recall at k = ${k}:`,
+    '',
+    contentTable,
     '',
     '**3. A second-stage check**: confirm a candidate found within k1 bits by a second fingerprint of the same page under another feature configuration (8 more bytes per page, no stored text), within k2 bits. Best settings that keep originals called duplicate within the target:',
     '',

@@ -45,7 +45,7 @@ export function featureBucket(features: number): string {
 }
 
 /** Decisive distances grouped by `key` (skipping pages where key returns null). */
-export function distancesBy(labels: readonly Label[], decisive: Uint8Array, key: (label: Label, i: number) => string | null): Record<string, DistanceSummary> {
+export function distancesBy(labels: readonly Label[], decisive: Uint8Array, key: (label: Label, i: number) => string | null, order?: readonly string[]): Record<string, DistanceSummary> {
   const groups = new Map<string, number[]>();
   labels.forEach((l, i) => {
     const k = key(l, i);
@@ -54,7 +54,10 @@ export function distancesBy(labels: readonly Label[], decisive: Uint8Array, key:
     list.push(decisive[i]!);
     groups.set(k, list);
   });
-  return Object.fromEntries([...groups].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, summarizeDistances(v)]));
+  const rank = (k: string): number => (order === undefined || !order.includes(k) ? Number.POSITIVE_INFINITY : order.indexOf(k));
+  return Object.fromEntries(
+    [...groups].sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, summarizeDistances(v)]),
+  );
 }
 
 export interface TwoStageResult {

@@ -4,14 +4,15 @@ import type { VerdictLine } from '../score.js';
 import type { ConfigResult, PlanCostRow } from './types.js';
 
 /**
- * The recommended configuration: among those meeting the FPR target at k = 3,
+ * The recommended configuration: among the product's own configurations
+ * (prototypes excluded) meeting the FPR target at k = 3,
  * the best worst-kind recall (then F1). The current defaults stay unless the
  * winner beats their worst-kind recall by more than two standard errors: a
  * difference of a page or two is noise, not a reason to change the product.
  */
 export function chooseRecommended(results: readonly ConfigResult[]): { choice: ConfigResult; best: ConfigResult; why: string } {
   const rank = (r: ConfigResult): [number, number, number] => [r.meetsFprTarget ? 1 : 0, r.worstKindAtDefaultK?.recall ?? 0, r.atDefaultK.overall.f1 ?? 0];
-  const best = [...results].sort((a, b) => {
+  const best = [...results].filter((r) => !r.prototype).sort((a, b) => {
     const x = rank(a);
     const y = rank(b);
     for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return y[i]! - x[i]!;

@@ -10,10 +10,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { isNearDuplicateKind } from '../labels.js';
+import { ALL_KINDS, isNearDuplicateKind } from '../labels.js';
 import { CONFIG_OPTIONS } from '../../src/config.js';
 import { parseVerdictLine, scoreVerdicts, type Scores } from '../score.js';
-import { distancesBy, featureBucket, twoStageGrid, worstKindRecall, type TwoStageResult } from './analysis.js';
+import { FEATURE_BUCKETS, distancesBy, featureBucket, twoStageGrid, worstKindRecall, type TwoStageResult } from './analysis.js';
 import { chooseRecommended, compareVerdicts, planCosts } from './choose.js';
 import { SWEEP_CONFIGS, describeChange } from './configs.js';
 import { fingerprintAll } from './fingerprint-all.js';
@@ -87,6 +87,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     const fpr = atDefaultK!.overall.falsePositiveRateOriginals;
     const result: ConfigResult = {
       name: config.name,
+      prototype: config.prepare !== undefined,
       what: config.what,
       change: describeChange(config.options),
       options: config.options,
@@ -97,7 +98,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       atDefaultK: atDefaultK!,
       worstKindAtDefaultK: worstKindRecall(atDefaultK!.byKind),
       meetsFprTarget: fpr !== null && fpr <= MAX_FPR_ORIGINALS,
-      distancesByKind: distancesBy(labels, decisive, (l) => (l.kind === 'hostile' ? null : l.kind)),
+      distancesByKind: distancesBy(labels, decisive, (l) => (l.kind === 'hostile' ? null : l.kind), ALL_KINDS),
     };
     results.push(result);
     const p3 = curve[DEFAULT_K]!;
@@ -112,7 +113,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const runsOut = {
     config: recommended.name,
     /** Word edits: needed distance by page size (distinct features). */
-    wordEditBySize: distancesBy(labels, decisive, (l, i) => (l.kind === 'word-edit' ? featureBucket(table.features[i]!) : null)),
+    wordEditBySize: distancesBy(labels, decisive, (l, i) => (l.kind === 'word-edit' ? featureBucket(table.features[i]!) : null), FEATURE_BUCKETS.map((b) => b[0])),
     /** Substantive edits: distance to the page they came from, by share of text changed. */
     substantiveByChange: distancesBy(labels, decisive, (l) => (l.kind === 'substantive-edit' && l.changedFraction !== null ? `${Math.min(9, Math.floor(l.changedFraction * 10)) * 10}-${Math.min(9, Math.floor(l.changedFraction * 10)) * 10 + 10}%` : null)),
     /** Chrome kinds by how the theme marks the chrome up. */

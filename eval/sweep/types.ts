@@ -25,6 +25,8 @@ export interface PointAtK {
 
 export interface ConfigResult {
   readonly name: string;
+  /** An eval-side prototype (HTML prepared before fingerprinting): not a product option, never recommended. */
+  readonly prototype: boolean;
   readonly what: string;
   readonly change: string;
   readonly options: SweepConfig['options'];

@@ -15,7 +15,8 @@ import { Registry } from 'prom-client';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
-import { createFingerprinter } from '../fingerprint/index.js';
+import { availableParallelism } from 'node:os';
+import { createFingerprintPool, createFingerprinter, type FingerprintPool } from '../fingerprint/index.js';
 import { describePlan } from '../index/index.js';
 import { createDecider, featureOptionsFromConfig, planFromConfig, samePlan } from '../dedup/create-decider.js';
 import type { Decider } from '../dedup/decider.js';
@@ -62,6 +63,9 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
   const schemaRegistry = config.schemaRegistryUrl ? new SchemaRegistry({ host: config.schemaRegistryUrl, clientId: config.clientId }) : null;
   const codec = await createRecordCodec({ registry: schemaRegistry, format, topics: config, maxPageBytes: config.maxPageBytes });
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
+  const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
+  const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;
+  logger.info('fingerprinting', { workerThreads: threads });
 
   const recoveryStarted = Date.now();
   let snapshotOffsets: Record<string, string> = {};
@@ -116,6 +120,7 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
     topics: { sourceTopic: config.pagesTopic, ...config },
     codec,
     fingerprinter,
+    pool,
     decider,
     metrics,
     maxDeadLetterBytes: config.maxPageBytes * 2,
@@ -143,6 +148,7 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
     await consumer.start();
   } catch (error) {
     await producer.disconnect().catch(() => undefined);
+    await pool?.close();
     await server?.close();
     throw error instanceof DedupError ? error : new DedupError('KAFKA', `consumer failed to start: ${(error as Error).message}`, { cause: error });
   }
@@ -161,6 +167,7 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
           logger.error('snapshot at shutdown failed; the next start replays more of the changelog', { error });
         });
         await producer.disconnect().catch(() => undefined);
+        await pool?.close().catch(() => undefined);
         await server?.close();
         logger.info('stopped');
       })();

@@ -99,7 +99,17 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       const endTimer = metrics.batchDuration.startTimer();
       let bytes = 0;
       for (const m of slice) bytes += m.value?.length ?? 0;
-      const chunk = await processor.process(records);
+      let chunk: ProcessedChunk;
+      try {
+        chunk = await processor.process(records);
+      } catch (error) {
+        metrics.errors.inc({ code: errorCode(error) });
+        if (error instanceof DedupError && !error.retriable) {
+          onFatal(error);
+          return;
+        }
+        throw error; // kafkajs retries the batch from the last resolved offset
+      }
       const last = slice[slice.length - 1]!.offset;
       try {
         await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
