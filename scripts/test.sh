@@ -12,7 +12,6 @@ trap 'bash deploy/local/down.sh >/dev/null 2>&1 || true' EXIT
 WITH_REGISTRY=1 WITH_PROMETHEUS=1 PROMETHEUS_RULES="$PWD/deploy/prometheus/*.rules.yml" bash deploy/local/up.sh
 # shellcheck disable=SC1091
 source "$INFRA_STATE_DIR/env"
-export DEDUP_TEST_INFRA=1
 
 # One run, one summary. Files run one at a time: the machine has 2 cores and
 # the integration tests share one broker.

@@ -116,6 +116,13 @@ export interface DedupConfig {
   readonly tableBlocks: readonly number[] | null;
 }
 
+/**
+ * Kubernetes injects <SERVICE>_SERVICE_HOST, <SERVICE>_PORT_9464_TCP... for
+ * every Service in the namespace; a Service named "dedup" must not stop the
+ * process from starting.
+ */
+const KUBERNETES_SERVICE_LINK = /^DEDUP_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_\d+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?)?)$/;
+
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
 
@@ -186,7 +193,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   const knownEnv = new Set(CONFIG_OPTIONS.map((o) => o.env));
   for (const flag of flags.keys()) if (!knownFlags.has(flag)) problems.push(`unknown flag ${flag}`);
   for (const name of Object.keys(env)) {
-    if (name.startsWith('DEDUP_') && !knownEnv.has(name)) problems.push(`unknown environment variable ${name}`);
+    if (name.startsWith('DEDUP_') && !knownEnv.has(name) && !KUBERNETES_SERVICE_LINK.test(name)) {
+      problems.push(`unknown environment variable ${name}`);
+    }
   }
 
   const out: Record<string, unknown> = {};

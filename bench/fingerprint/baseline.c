@@ -2,8 +2,8 @@
  * A tight C baseline for "how far from C are we": the same extracted texts,
  * ASCII case folding, tokens = runs of [A-Za-z0-9] or bytes >= 0x80, a 64-bit
  * xxh3-style token hash (multiply-xorshift over 8-byte words), 3-token
- * shingles combined by multiply-mix, 64 int32 counters updated branch-free
- * (gcc vectorises the loop), sign bits. No HTML
+ * shingles combined by multiply-mix, 64 counters via per-byte histograms
+ * (the same trick as simhash.ts), sign bits. No HTML
  * parsing, no stop words, no number normalisation, no feature dedup, no CJK
  * segmentation: the floor, not a peer.
  *
@@ -48,9 +48,12 @@ static inline int is_word(uint8_t c) {
 }
 
 static uint64_t simhash(const uint8_t *s, size_t n) {
-  int32_t v[64] = {0};
+  /* Per-byte histograms, as src/fingerprint/simhash.ts does for >= 128 features:
+     8 adds per shingle, then 8 x 256 x 8 to turn them into 64 bit counts. */
+  static int32_t hist[8][256];
+  memset(hist, 0, sizeof hist);
   uint64_t w0 = 0, w1 = 0;
-  size_t count = 0;
+  size_t count = 0, shingles = 0;
   size_t i = 0;
   while (i < n) {
     while (i < n && !is_word(s[i])) i++;
@@ -61,13 +64,19 @@ static uint64_t simhash(const uint8_t *s, size_t n) {
     count++;
     if (count >= 3) {
       uint64_t f = mix64(mix64(mix64(w0) ^ w1) ^ t);
-      for (int b = 0; b < 64; b++) v[b] += (int32_t)((f >> b) & 1) * 2 - 1;
+      for (int k = 0; k < 8; k++) hist[k][(f >> (8 * k)) & 0xff]++;
+      shingles++;
     }
     w0 = w1;
     w1 = t;
   }
+  int32_t ones[64] = {0};
+  for (int k = 0; k < 8; k++)
+    for (int v = 1; v < 256; v++)
+      if (hist[k][v])
+        for (int b = 0; b < 8; b++) ones[8 * k + b] += ((v >> b) & 1) * hist[k][v];
   uint64_t out = 0;
-  for (int b = 0; b < 64; b++) if (v[b] > 0) out |= 1ULL << b;
+  for (int b = 0; b < 64; b++) if (2 * (int64_t)ones[b] > (int64_t)shingles) out |= 1ULL << b;
   return out;
 }
 

@@ -1,11 +1,12 @@
 // Why the feature hash is inline Murmur3 lanes and not xxhash-wasm: hash every word token of the
 // text10k pages (i) inline while scanning, (ii) with two xxhash-wasm h32Raw calls per token on the
 // token's UTF-16 bytes. Prints ns/token (median of 5).
-import xxhash from 'xxhash-wasm';
 import { fmix, mix, TOKEN_SEED_A, TOKEN_SEED_B } from '../../dist/src/fingerprint/feature-hash.js';
 import { pageSets } from './page-set.mjs';
 import { HtmlTextExtractor } from '../../dist/src/fingerprint/html-text.js';
 import { TextBuffer } from '../../dist/src/fingerprint/text-buffer.js';
+// xxhash-wasm is a bench-only peer (not a runtime dependency): installed by run.sh into bench/.peers/fp.
+const { default: xxhash } = await import(new URL('../.peers/fp/node_modules/xxhash-wasm/esm/xxhash-wasm.js', import.meta.url));
 const { h32Raw } = await xxhash();
 const ex = new HtmlTextExtractor('remove');
 const tokens = [];

@@ -10,8 +10,8 @@ if [ ! -d /usr/share/doc/python3.11/html/library ] || [ ! -f /usr/share/debian-r
 fi
 
 # Bench-only peers, outside package.json (gitignored folders).
-if [ ! -d bench/.peers/fp/node_modules/simhash-js ]; then
-  npm install --prefix bench/.peers/fp --no-save --no-package-lock simhash-js@1.0.0
+if [ ! -d bench/.peers/fp/node_modules/simhash-js ] || [ ! -d bench/.peers/fp/node_modules/xxhash-wasm ]; then
+  npm install --prefix bench/.peers/fp --no-save --no-package-lock simhash-js@1.0.0 xxhash-wasm@1.1.0
 fi
 # The two PyPI peers both install a module named "simhash": one venv each.
 if [ ! -x bench/.venv/fp/1e0ng/bin/python ]; then

@@ -47,9 +47,21 @@ for (const c of r.baseline) {
     `| ${human(c['n'] as number)} | C, plain 4 x 16 (gcc -O3) | 4 tables | build ${fmt(c['build_ms'])} ms | ${fmt(c['queries_per_s'])} | - | 1.00 | ${fmt(c['candidates_per_query'], 1)} | ${fmt(c['table_bytes_per_fp'], 1)} | ${fmt(c['rss_delta_bytes_per_fp'], 1)} | - |`,
   );
   for (const o of r.online.filter((x) => x['n'] === c['n'])) {
+    if (o['sameAs'] !== undefined) {
+      lines.push(`| ${human(o['n'] as number)} | TS${o['compressed'] ? ', compressed' : ''} | planner: chooses ${o['sameAs']} at this N | (as above) | | | | | | | |`);
+      continue;
+    }
     lines.push(
       `| ${human(o['n'] as number)} | TS${o['compressed'] ? ', compressed' : ''} | ${o['plan'] === 'planner' ? 'planner: ' : ''}${o['planDesc']} | ${fmt(o['insertsPerS'])} | ${fmt(o['queriesPerS'])} | ${fmt(o['queriesPerSAsBuilt'])} | ${fmt(o['vsC'], 2)} | ${fmt(o['candidatesPerQuery'], 1)} | ${fmt(o['bytesPerFp'], 1)} | ${fmt(o['rssDeltaBytesPerFp'], 1)} | ${fmt(o['recall'], 3)} (${o['recallSample']} queries) |`,
     );
+  }
+}
+const pairedRows = (r as unknown as { pairedVsC?: { rows: Row[] } }).pairedVsC?.rows ?? [];
+if (pairedRows.length > 0) {
+  lines.push('', '**TS 4 x 16 vs C, paired** (C and TS runs alternated, so both see the same load):', '');
+  lines.push('| N | rounds | C queries/s (median) | TS queries/s (median) | TS / C |', '|---|---|---|---|---|');
+  for (const p of pairedRows) {
+    lines.push(`| ${human(p['n'] as number)} | ${p['rounds']} | ${fmt(p['cMedian'])} | ${fmt(p['tsMedian'])} | ${fmt(p['ratio'], 2)} |`);
   }
 }
 const ap = r.allPairs;

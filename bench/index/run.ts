@@ -5,6 +5,11 @@
  * warm-up. Writes bench/results/index.json.
  *
  *   npx tsc -p tsconfig.json && node dist/bench/index/run.js [--sizes 1e6,1e7] [--pairs 1e6] [--pairs-big 1e7] [--quick]
+ *   node dist/bench/index/run.js --paired [--rounds 3]   (adds the paired C/TS rounds to an existing results file)
+ *
+ * The machine is shared, so the load moves between cases; --paired runs the C
+ * baseline and the TS 4 x 16 index alternately, several rounds, and compares
+ * the medians of the two series.
  *
  * Needs gcc; the Python peer needs bench/.venv/index (bench/index/setup-peer.sh).
  */
@@ -12,6 +17,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, release, platform } from 'node:os';
 import { join } from 'node:path';
+import { planFromBlocks, planTables } from '../../src/index/index.js';
 import { ensureDataset } from './data.js';
 
 const root = process.cwd();
@@ -54,6 +60,10 @@ function commit(): string {
 }
 
 mkdirSync(build, { recursive: true });
+if (argv.includes('--paired')) {
+  await paired();
+  process.exit(0);
+}
 const cBin = join(build, 'pigeonhole');
 execFileSync('gcc', ['-O3', '-march=native', '-o', cBin, join(root, 'bench/index/pigeonhole.c')]);
 const gccVersion = execFileSync('gcc', ['--version'], { encoding: 'utf8' }).split('\n')[0];
@@ -67,9 +77,17 @@ for (const n of sizes) {
   const c = json(cBin, [data, String(passes)]);
   baseline.push(c);
   const sample = n > 2e6 ? '100' : '500';
+  const chosen = planTables({ k: 3, expectedSize: n });
+  const plannerIs4x16 = JSON.stringify(chosen) === JSON.stringify(planFromBlocks(3, [16, 16, 16, 16]));
   for (const plan of ['4x16', '5x13', 'planner']) {
     for (const compressed of [false, true]) {
       if (quick && compressed && plan !== '4x16') continue;
+      if (plan === 'planner' && plannerIs4x16) {
+        online.push({ impl: 'ts-index', plan, compressed, n, sameAs: '4x16', planDesc: '4 tables, blocks 16/16/16/16 (the 4x16 rows)' });
+        continue;
+      }
+      // Ten compressed tables at 10M take many minutes to build on this machine; the raw row shows the design.
+      if (plan === '5x13' && compressed && n > 2e6) continue;
       const r = json(node, ['--expose-gc', join(root, 'dist/bench/index/online-case.js'), data, plan, String(compressed), String(passes), sample]);
       r['vsC'] = Number(((r['queriesPerS'] as number) / (c['queries_per_s'] as number)).toFixed(3));
       r['hitsAgreeWithC'] = r['hits'] === c['hits'];
@@ -103,7 +121,7 @@ const allPairs: Record<string, unknown> = {};
 // Largest N in 8 GB, from the measured bytes per fingerprint at the largest size.
 const largest = Math.max(...sizes);
 const estimate = online
-  .filter((r) => r['n'] === largest && (r['plan'] === '4x16' || r['plan'] === 'planner'))
+  .filter((r) => r['n'] === largest && r['sameAs'] === undefined && (r['plan'] === '4x16' || r['plan'] === 'planner'))
   .map((r) => ({
     plan: r['plan'],
     compressed: r['compressed'],
@@ -132,3 +150,27 @@ const result = {
 mkdirSync(join(root, 'bench/results'), { recursive: true });
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 log(`wrote ${out}`);
+
+async function paired(): Promise<void> {
+  const { readFileSync } = await import('node:fs');
+  const rounds = Number(arg('--rounds', '3'));
+  const results = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+  const bin = join(build, 'pigeonhole');
+  execFileSync('gcc', ['-O3', '-march=native', '-o', bin, join(root, 'bench/index/pigeonhole.c')]);
+  const rows: Record<string, unknown>[] = [];
+  for (const n of sizes) {
+    const data = join(build, `online-${n}.bin`);
+    ensureDataset(data, n, queries, 1);
+    const c: number[] = [];
+    const ts: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      c.push(json(bin, [data, String(passes)])['queries_per_s'] as number);
+      ts.push(json(process.execPath, ['--expose-gc', join(root, 'dist/bench/index/online-case.js'), data, '4x16', 'false', String(passes), '0'])['queriesPerS'] as number);
+    }
+    const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    rows.push({ n, rounds, cQueriesPerS: c, tsQueriesPerS: ts, cMedian: med(c), tsMedian: med(ts), ratio: Number((med(ts) / med(c)).toFixed(3)) });
+  }
+  results['pairedVsC'] = { date: new Date().toISOString(), note: 'C and TS 4 x 16 runs alternated; medians of the per-run medians', rows };
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  log(`added pairedVsC to ${out}`);
+}

@@ -134,3 +134,55 @@ export function looksLikeLanguage(text: string, language: string): boolean {
   if (language === 'en') return count('en') / tokens.length > 0.04;
   return count(language) > 1.5 * count('en') && count(language) / tokens.length > 0.03;
 }
+
+const CHROME_TAGS = new Set(['nav', 'header', 'footer', 'aside', 'form', 'menu']);
+const CHROME_NAME_RE =
+  /(?:^|[^a-z])(?:nav|navbar|navheader|navfooter|navigation|docnav|menu|sidebar|sphinxsidebar|footer|header|quickview|toc|breadcrumbs?|banner|related|langs?|toplang|bottomlang|copyright|ad|ads|widget|search)(?:[^a-z]|$)/i;
+const VOID_TAGS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+
+/**
+ * Where a document's own chrome is (navigation, headers, footers, sidebars,
+ * language bars, tables of contents), as [start, end) offsets. Edits that
+ * claim to change the content (word edits, substantive edits) stay out of
+ * these ranges, so a label never says "content changed" for a footer edit.
+ * Approximate by design (tags, class and id names); the generator's own rule,
+ * not the product's.
+ */
+export function chromeRanges(html: string): [number, number][] {
+  const parts = splitHtml(html);
+  const stack: { name: string; start: number; chrome: boolean }[] = [];
+  const out: [number, number][] = [];
+  let offset = 0;
+  for (const p of parts) {
+    const at = offset;
+    offset += p.value.length;
+    if (p.kind !== 'tag') continue;
+    const name = tagName(p.value);
+    if (name === '' || VOID_TAGS.has(name) || p.value.endsWith('/>')) continue;
+    if (p.value.startsWith('</')) {
+      let i = stack.length - 1;
+      while (i >= 0 && stack[i]!.name !== name) i--;
+      if (i < 0) continue;
+      while (stack.length > i) {
+        const e = stack.pop()!;
+        if (e.chrome) out.push([e.start, offset]);
+      }
+      continue;
+    }
+    if ((name === 'p' || name === 'li') && stack.length > 0 && stack[stack.length - 1]!.name === name) {
+      const e = stack.pop()!;
+      if (e.chrome) out.push([e.start, at]);
+    }
+    const attrs = /\s(?:class|id)\s*=\s*("([^"]*)"|'([^']*)'|([^\s>]+))/gi;
+    let named = false;
+    for (let m = attrs.exec(p.value); m !== null; m = attrs.exec(p.value)) if (CHROME_NAME_RE.test(m[2] ?? m[3] ?? m[4] ?? '')) named = true;
+    stack.push({ name, start: at, chrome: CHROME_TAGS.has(name) || named });
+  }
+  for (const e of stack) if (e.chrome) out.push([e.start, html.length]);
+  return out.sort((a, b) => a[0] - b[0]);
+}
+
+export function insideAny(ranges: readonly (readonly [number, number])[], at: number): boolean {
+  for (const [s, e] of ranges) if (at >= s && at < e) return true;
+  return false;
+}

@@ -9,7 +9,7 @@
  */
 import { textTokens } from './html-text.js';
 
-const HASHES = 64;
+export const HASHES = 64;
 const SHINGLE = 5;
 
 function fnv1a(text: string): number {
@@ -47,7 +47,8 @@ export function jaccard(a: ReadonlySet<number>, b: ReadonlySet<number>): number 
   return inter / (a.size + b.size - inter);
 }
 
-function signature(set: ReadonlySet<number>): Uint32Array {
+/** MinHash signature of a shingle set (64 mixes); agreeing positions / 64 estimates Jaccard. */
+export function signature(set: ReadonlySet<number>): Uint32Array {
   const sig = new Uint32Array(HASHES).fill(0xffffffff);
   for (const x of set) {
     for (let i = 0; i < HASHES; i++) {

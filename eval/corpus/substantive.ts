@@ -6,7 +6,7 @@
  * that changed is recorded, so the report can show how small a real change
  * simhash still confuses with a near-duplicate.
  */
-import { visibleText } from './html-text.js';
+import { chromeRanges, insideAny, visibleText } from './html-text.js';
 import { escapeHtml } from './markup.js';
 import type { Rng } from './prng.js';
 
@@ -24,15 +24,17 @@ interface Block {
 /** A paragraph: <p>, or DocBook/Publican's <div class="para"> without nested divs. */
 const P_RE = /(<p\b[^>]*>)([\s\S]*?)(<\/p>)|(<div class="para"[^>]*>)((?:(?!<div)[\s\S])*?)(<\/div>)/gi;
 
+/** Paragraphs of the document's content (not of its navigation, header, footer or sidebar). */
 export function paragraphs(html: string): Block[] {
   const body = /<body\b[^>]*>/i.exec(html);
   const from = body === null ? 0 : body.index;
+  const chrome = chromeRanges(html);
   const out: Block[] = [];
   P_RE.lastIndex = from;
   for (let m = P_RE.exec(html); m !== null; m = P_RE.exec(html)) {
     const [open, inner, close] = m[1] !== undefined ? [m[1], m[2]!, m[3]!] : [m[4]!, m[5]!, m[6]!];
     const textLength = visibleText(inner).length;
-    if (textLength >= 40) out.push({ start: m.index, end: m.index + m[0].length, open, inner, close, textLength });
+    if (textLength >= 40 && !insideAny(chrome, m.index)) out.push({ start: m.index, end: m.index + m[0].length, open, inner, close, textLength });
   }
   return out;
 }

@@ -2,26 +2,29 @@
  * A few words edited (1-3): a typo fixed, a word replaced, dropped or added,
  * in the prose of the page. In CJK text a "word" is one or two characters.
  */
-import { CJK_CHAR_RE, joinParts, splitHtml, tagName, type Part } from './html-text.js';
+import { CJK_CHAR_RE, chromeRanges, insideAny, joinParts, splitHtml, tagName, type Part } from './html-text.js';
 import type { Rng } from './prng.js';
 
 const WORD_RE = /\p{L}{3,}/gu;
 const CJK_RUN_RE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{4,}/gu;
 
-/** Text parts of the body that read as prose (not head, not code, not script). */
-function proseParts(parts: readonly Part[]): number[] {
+/** Text parts of the body that read as prose (not head, code, script, or the document's own chrome). */
+function proseParts(parts: readonly Part[], chrome: readonly [number, number][]): number[] {
   const out: number[] = [];
   let inBody = false;
   let code = 0;
+  let offset = 0;
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
+    const at = offset;
+    offset += p.value.length;
     if (p.kind === 'tag') {
       const name = tagName(p.value);
       if (name === 'body') inBody = !p.value.startsWith('</');
       if (name === 'code' || name === 'kbd' || name === 'tt' || name === 'samp') code += p.value.startsWith('</') ? -1 : 1;
       continue;
     }
-    if (!inBody || code > 0 || p.kind !== 'text' || p.pre) continue;
+    if (!inBody || code > 0 || p.kind !== 'text' || p.pre || insideAny(chrome, at)) continue;
     const text = p.value;
     if (text.trim().length >= 24 && (text.match(WORD_RE)?.length ?? 0) + (text.match(CJK_RUN_RE)?.length ?? 0) >= 3) out.push(i);
   }
@@ -75,7 +78,7 @@ function editOnce(rng: Rng, text: string, cjk: boolean, vocab: readonly string[]
 /** Edits 1-3 words of the prose; null when the page has no prose to edit. */
 export function editWords(rng: Rng, html: string): { html: string; detail: string } | null {
   const parts = splitHtml(html);
-  const candidates = proseParts(parts);
+  const candidates = proseParts(parts, chromeRanges(html));
   if (candidates.length === 0) return null;
   const cjk = candidates.filter((i) => CJK_CHAR_RE.test(parts[i]!.value)).length > candidates.length / 2;
   const usable = cjk ? candidates.filter((i) => CJK_CHAR_RE.test(parts[i]!.value)) : candidates;

@@ -3,7 +3,7 @@
  * number in the doc comes from here (from eval/results/*.json), none is typed
  * by hand.
  */
-import { NEAR_DUPLICATE_KINDS, isNearDuplicateKind } from '../labels.js';
+import { ALL_KINDS, NEAR_DUPLICATE_KINDS, isNearDuplicateKind } from '../labels.js';
 import type { Scores } from '../score.js';
 import type { DistanceSummary } from '../sweep/analysis.js';
 import type { SweepFile } from '../sweep/types.js';
@@ -58,6 +58,7 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
     `- **distinct pages called duplicate: ${frac(o.originalsCalledDuplicate, o.originals, 2)}** (target at most ${pct(sweep.maxFprOriginals, 1)});`,
     `- weakest near-duplicate kind: ${w === null ? '—' : `**${w.kind}, ${pct(w.recall)}** caught`};`,
     `- substantive edits (a reader gets something else) called duplicate: ${frac(o.substantiveCalledDuplicate, o.substantive)};`,
+    `- the ${o.falsePositives + o.wrongMatches} wrong duplicate verdicts: ${o.originalsCalledDuplicate} distinct originals, ${o.substantiveCalledDuplicate} substantive edits, ${o.falsePositives - o.originalsCalledDuplicate - o.substantiveCalledDuplicate} hostile inputs, ${o.wrongMatches} near-duplicates matched to the wrong page;`,
     `- errors: ${o.errors} (all on hostile input: ${Object.entries(cli.scores.errorCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}), missing verdicts: ${o.missing}${cli.seconds === null ? '' : `; the run took ${cli.seconds.toFixed(1)} s`}.`,
     '',
     sweep.cliAgreement === null
@@ -69,11 +70,9 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
 export function corpusSection({ corpus }: ReportInputs): string {
   const kinds = markdownTable(
     ['kind', 'label', 'pages'],
-    Object.entries(corpus.perKind)
-      .sort(([a], [b]) => Number(isNearDuplicateKind(a)) - Number(isNearDuplicateKind(b)) || (a < b ? -1 : 1))
-      .map(([k, n]) => [k, isNearDuplicateKind(k) ? 'near-duplicate' : 'negative', String(n)]),
+    ALL_KINDS.filter((k) => corpus.perKind[k] !== undefined).map((k) => [k, isNearDuplicateKind(k) ? 'near-duplicate' : 'negative', String(corpus.perKind[k])]),
   );
-  const sites = [...new Set(Object.keys(corpus.perSiteKind).map((k) => k.split('/')[0]!))];
+  const sites = [...new Set(Object.keys(corpus.perSiteKind).map((k) => k.split('/')[0]!))].filter((site) => site !== 'hostile');
   const siteTable = markdownTable(
     ['site (template)', 'originals', 'near-duplicates', 'substantive edits', 'package'],
     sites.map((s) => [
@@ -257,7 +256,6 @@ export function runsOutSection({ sweep }: ReportInputs): string {
 export function helpsSection({ sweep }: ReportInputs): string {
   const k = sweep.defaultK;
   const c = sweep.configs.find((x) => x.name === sweep.recommended)!;
-  const keep = sweep.configs.find((x) => x.name === 'boilerplate-keep');
   const largerK = markdownTable(
     ['k', 'precision', 'recall', 'weakest kind', 'originals called duplicate', 'substantive edits called duplicate', `index plan at N = ${sweep.planCosts[0]?.n.toExponential(0) ?? '?'} (tables, block widths)`, 'candidates per probe', 'bytes per fingerprint'],
     c.curve
@@ -279,18 +277,35 @@ export function helpsSection({ sweep }: ReportInputs): string {
         ];
       }),
   );
+  const sketch = sweep.secondStage.find((st) => st.second === 'content-sketch');
+  const thresholds = sketch === undefined ? [] : [...new Set(sketch.grid.map((g) => g.k2))].sort((a, b) => a - b);
+  const sketchTable =
+    sketch === undefined
+      ? ''
+      : markdownTable(
+          ['k1', ...thresholds.map((t) => `Jaccard ≥ ${t}`)],
+          [...new Set(sketch.grid.map((g) => g.k1))].map((k1) => [
+            String(k1),
+            ...thresholds.map((t) => {
+              const g = sketch.grid.find((x) => x.k1 === k1 && x.k2 === t)!;
+              return `R ${num(g.recall)}, ${g.worstKind === null ? '—' : `${g.worstKind.kind} ${pct(g.worstKind.recall)}`}, subst. ${pct(g.duplicateRateSubstantive)}, FPR ${pct(g.falsePositiveRateOriginals, 2)}`;
+            }),
+          ]),
+        );
   const stages = sweep.secondStage.map((st) => {
     const ok = st.grid.filter((g) => g.falsePositiveRateOriginals !== null && g.falsePositiveRateOriginals <= sweep.maxFprOriginals);
-    const best = [...ok].sort((a, b) => (b.worstKind?.recall ?? 0) - (a.worstKind?.recall ?? 0) || (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1)).slice(0, 4);
-    const rows = best.map((g) => [
-      `${st.first} ≤ ${g.k1}, then ${st.second} ≤ ${g.k2}`,
+    const best = [...ok].sort((a, b) => (b.worstKind?.recall ?? 0) - (a.worstKind?.recall ?? 0) || (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1)).slice(0, 3);
+    const atK = ok.filter((g) => g.k1 === k).sort((a, b) => (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1) || (b.recall ?? 0) - (a.recall ?? 0)).slice(0, 1);
+    const check = (g: (typeof st.grid)[number]): string =>
+      st.second === 'content-sketch' ? `${st.first} ≤ ${g.k1}, then content Jaccard ≥ ${g.k2}` : `${st.first} ≤ ${g.k1}, then ${st.second} ≤ ${g.k2}`;
+    return [...atK, ...best.filter((g) => !atK.includes(g))].map((g) => [
+      check(g),
       num(g.precision),
       num(g.recall),
       g.worstKind === null ? '—' : `${g.worstKind.kind} ${pct(g.worstKind.recall)}`,
       pct(g.falsePositiveRateOriginals, 2),
       pct(g.duplicateRateSubstantive),
     ]);
-    return rows;
   });
   const base = c.curve.find((p) => p.k === k)!;
   let baseWorst: [string, number] | null = null;
@@ -323,9 +338,13 @@ export function helpsSection({ sweep }: ReportInputs): string {
     '',
     contentTable,
     '',
-    '**3. A second-stage check**: confirm a candidate found within k1 bits by a second fingerprint of the same page under another feature configuration (8 more bytes per page, no stored text), within k2 bits. Best settings that keep originals called duplicate within the target:',
+    '**3. A second-stage check** on the candidates a wider k1 finds: either a second fingerprint of the page under another feature configuration within k2 bits (8 more bytes per page), or a prototype content sketch (`eval/sweep/content-sketch.ts`: MinHash of 64 × 32 bits over 5-token shingles of the density-filtered text, 256 bytes per page) with estimated Jaccard at least a threshold. Per check: the setting at k1 = k with the fewest substantive edits called duplicate, then the settings with the best weakest-kind recall, all keeping originals called duplicate within the target:',
     '',
     stageTable,
+    '',
+    'The content-sketch check over its whole grid (R = recall, then the weakest kind, substantive edits called duplicate, distinct originals called duplicate):',
+    '',
+    sketchTable,
   ].join('\n');
 }
 

@@ -15,6 +15,7 @@ import { CONFIG_OPTIONS } from '../../src/config.js';
 import { parseVerdictLine, scoreVerdicts, type Scores } from '../score.js';
 import { FEATURE_BUCKETS, distancesBy, featureBucket, twoStageGrid, worstKindRecall, type TwoStageResult } from './analysis.js';
 import { chooseRecommended, compareVerdicts, planCosts } from './choose.js';
+import { contentSketches, sketchConfirmedVerdicts } from './content-sketch.js';
 import { SWEEP_CONFIGS, describeChange } from './configs.js';
 import { fingerprintAll } from './fingerprint-all.js';
 import { loadCorpus } from './load-corpus.js';
@@ -139,6 +140,26 @@ export async function main(argv: readonly string[]): Promise<void> {
     }));
     secondStage.push({ first: recommended.name, second: partner, grid });
   }
+
+  const sketches = contentSketches(corpus.contents);
+  const sketchGrid = [];
+  for (const k1 of [3, 4, 6, 8, 10]) {
+    for (const threshold of [0.8, 0.85, 0.9, 0.95]) {
+      const sc = scoreVerdicts(labels, sketchConfirmedVerdicts(table, sketches, k1, threshold));
+      sketchGrid.push({
+        k1,
+        k2: threshold,
+        precision: sc.overall.precision,
+        recall: sc.overall.recall,
+        f1: sc.overall.f1,
+        falsePositiveRateOriginals: sc.overall.falsePositiveRateOriginals,
+        duplicateRateSubstantive: sc.overall.duplicateRateSubstantive,
+        worstKind: worstKindRecall(sc.byKind),
+        recallByKind: Object.fromEntries(Object.entries(sc.byKind).filter(([k]) => isNearDuplicateKind(k)).map(([k, v]) => [k, v.recall])),
+      });
+    }
+  }
+  secondStage.push({ first: recommended.name, second: 'content-sketch', grid: sketchGrid });
 
   let cliAgreement = null;
   if (values.compare !== '') {

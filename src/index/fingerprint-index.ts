@@ -356,7 +356,8 @@ export class FingerprintIndex {
 
   /** Merges runs r and r + 1 in every table, purging removed refs. */
   private mergeRuns(r: number): void {
-    const dead = (ref: number): boolean => this.isDead(ref);
+    const clean = this.runDead[r] === 0 && this.runDead[r + 1] === 0 && this.runStart[r]! >= this.minLive;
+    const dead = clean ? null : (ref: number): boolean => this.isDead(ref);
     let length = 0;
     for (const table of this.runs) {
       const merged = mergeRuns(table[r]!, table[r + 1]!, dead, this.compressed);

@@ -16,6 +16,8 @@ export const RUN_SMALL = 0;
 export const RUN_LARGE = 1;
 export const RUN_COMPRESSED = 2;
 export const LARGE_MIN = 1 << 18;
+/** Internal: the size from which runs use the large layouts (tests lower it to cover them on small data). */
+export const runTuning = { largeMin: LARGE_MIN };
 const DIR_SIZE = 65537;
 
 const EMPTY32 = new Uint32Array(0);
@@ -44,7 +46,7 @@ export class RunWriter {
   constructor(n: number) {
     const run = this.run;
     run.length = n;
-    if (n < LARGE_MIN) {
+    if (n < runTuning.largeMin) {
       run.kind = RUN_SMALL;
       run.keys = new Uint32Array(n);
     } else {
@@ -89,7 +91,7 @@ export class RunWriter {
 
 /** Builds a run from sorted keys/refs [0, n). */
 export function buildRun(keys: Uint32Array, refs: Uint32Array, n: number, compressed: boolean): SortedRun {
-  if (compressed && n >= LARGE_MIN) {
+  if (compressed && n >= runTuning.largeMin) {
     const run = new SortedRun();
     run.length = n;
     run.kind = RUN_COMPRESSED;
@@ -139,13 +141,25 @@ export class RunCursor {
  * which dead(ref) holds. Streams both inputs; a raw output is written in its
  * final layout directly, so a merge holds little more than its output.
  */
-export function mergeRuns(a: SortedRun, b: SortedRun | null, dead: (ref: number) => boolean, compressed: boolean): SortedRun {
+export function mergeRuns(
+  a: SortedRun,
+  b: SortedRun | null,
+  dead: ((ref: number) => boolean) | null,
+  compressed: boolean,
+): SortedRun {
   let n = 0;
-  for (const run of b === null ? [a] : [a, b]) {
-    const c = new RunCursor(run);
-    while (c.next()) if (!dead(c.ref)) n++;
+  if (dead === null) {
+    n = a.length + (b === null ? 0 : b.length);
+  } else {
+    for (const run of b === null ? [a] : [a, b]) {
+      const c = new RunCursor(run);
+      while (c.next()) if (!dead(c.ref)) n++;
+    }
   }
-  const toArrays = compressed && n >= LARGE_MIN;
+  const toArrays = compressed && n >= runTuning.largeMin;
+  if (dead === null && !toArrays && b !== null && a.kind === RUN_LARGE && b.kind !== RUN_COMPRESSED) {
+    return mergeIntoLarge(a, b, n);
+  }
   const keys = toArrays ? new Uint32Array(n) : null;
   const refs = toArrays ? new Uint32Array(n) : null;
   const w = toArrays ? null : new RunWriter(n);
@@ -166,7 +180,7 @@ export function mergeRuns(a: SortedRun, b: SortedRun | null, dead: (ref: number)
       ref = cb!.ref;
       hb = cb!.next();
     }
-    if (dead(ref)) continue;
+    if (dead !== null && dead(ref)) continue;
     if (w !== null) w.push(key, ref);
     else {
       keys![j] = key;
@@ -174,6 +188,60 @@ export function mergeRuns(a: SortedRun, b: SortedRun | null, dead: (ref: number)
     }
   }
   return w !== null ? w.finish() : buildRun(keys!, refs!, n, true);
+}
+
+/** Fast path of the common merge: a large raw run and a smaller raw run, nothing removed. */
+function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
+  let bKeys: Uint32Array;
+  if (b.kind === RUN_SMALL) {
+    bKeys = b.keys;
+  } else {
+    bKeys = new Uint32Array(b.length);
+    for (let bucket = 0; bucket < DIR_SIZE - 1; bucket++) {
+      const top = bucket * 65536;
+      for (let i = b.dir[bucket]!; i < b.dir[bucket + 1]!; i++) bKeys[i] = top + b.res[i]!;
+    }
+  }
+  const bRefs = b.refs;
+  const nb = b.length;
+  const run = new SortedRun();
+  run.kind = RUN_LARGE;
+  run.length = n;
+  const dir = new Uint32Array(DIR_SIZE);
+  const res = new Uint16Array(n);
+  const refs = new Uint32Array(n);
+  const aDir = a.dir;
+  const aRes = a.res;
+  const aRefs = a.refs;
+  let j = 0;
+  let o = 0;
+  for (let bucket = 0; bucket < DIR_SIZE - 1; bucket++) {
+    const top = bucket * 65536;
+    const end = aDir[bucket + 1]!;
+    for (let i = aDir[bucket]!; i < end; i++) {
+      const key = top + aRes[i]!;
+      while (j < nb && bKeys[j]! < key) {
+        const k = bKeys[j]!;
+        dir[(k >>> 16) + 1]!++;
+        res[o] = k & 0xffff;
+        refs[o++] = bRefs[j++]!;
+      }
+      dir[bucket + 1]!++;
+      res[o] = aRes[i]!;
+      refs[o++] = aRefs[i]!;
+    }
+  }
+  while (j < nb) {
+    const k = bKeys[j]!;
+    dir[(k >>> 16) + 1]!++;
+    res[o] = k & 0xffff;
+    refs[o++] = bRefs[j++]!;
+  }
+  for (let bucket = 1; bucket < DIR_SIZE; bucket++) dir[bucket]! += dir[bucket - 1]!;
+  run.dir = dir;
+  run.res = res;
+  run.refs = refs;
+  return run;
 }
 
 /** First index in [lo, hi) with a[i] >= x (a sorted). */

@@ -36,18 +36,22 @@ export function startPipelineProcess(env: Record<string, string>, metricsPort: n
     exited,
     logs: () => output,
     async waitReady(timeoutMs = 120_000) {
-      await waitFor(
+      const ready = waitFor(
         'the pipeline to be ready',
         async () => {
-          if (exitedYet) throw new Error(`pipeline exited before ready:\n${output.slice(-4000)}`);
+          if (exitedYet) return false;
           const response = await fetch(`${metricsUrl}/readyz`).catch(() => null);
           return response?.status === 200 ? true : undefined;
         },
         timeoutMs,
         250,
-      ).catch((error: Error) => {
-        throw new Error(`${error.message}\n--- pipeline output ---\n${output.slice(-4000)}`);
-      });
+      );
+      // An exit before ready fails at once, not at the deadline.
+      const outcome = await Promise.race([ready, exited.then((code) => `exited:${code}`)]).catch((error: Error) => error);
+      if (outcome !== true) {
+        const why = outcome instanceof Error ? outcome.message : `pipeline ${String(outcome)} before it was ready`;
+        throw new Error(`${why}\n--- pipeline output ---\n${output.slice(-4000)}`);
+      }
     },
   };
 }

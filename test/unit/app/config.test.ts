@@ -53,3 +53,9 @@ test('every option has an env var, a flag and a description, all unique', () => 
     assert.doesNotThrow(() => loadConfig({ [o.env]: o.default }), o.key);
   }
 });
+
+test('Kubernetes service-link variables of a Service named "dedup" are not typos', () => {
+  const config = loadConfig({ DEDUP_SERVICE_HOST: '10.0.0.1', DEDUP_SERVICE_PORT: '9464', DEDUP_PORT: 'tcp://10.0.0.1:9464', DEDUP_PORT_9464_TCP_ADDR: '10.0.0.1' });
+  assert.equal(config.k, 3);
+  assert.throws(() => loadConfig({ DEDUP_SERVCE_HOST: 'x' }), /unknown environment variable DEDUP_SERVCE_HOST/);
+});

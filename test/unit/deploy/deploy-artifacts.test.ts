@@ -320,7 +320,10 @@ describe('Kubernetes manifests', () => {
     assert.equal(Number(configMap.data.DEDUP_MEMORY_BUDGET_BYTES), s.memoryBudgetBytes, 'DEDUP_MEMORY_BUDGET_BYTES');
     assert.equal(container.resources.requests.memory, `${s.podMemoryMiB}Mi`, 'memory request');
     assert.equal(container.resources.limits.memory, `${s.podMemoryMiB}Mi`, 'memory limit');
-    assert.ok(container.resources.requests.cpu, 'cpu request');
+    // Worker threads: 0 means one per core of the node (not of the pod), each with its own heap.
+    const threads = Number(configMap.data.DEDUP_FINGERPRINT_THREADS);
+    assert.ok(Number.isInteger(threads) && threads !== 0, 'DEDUP_FINGERPRINT_THREADS must be pinned in the ConfigMap');
+    assert.equal(Number(container.resources.requests.cpu), Math.max(1, threads), 'cpu request = fingerprint threads');
     assert.equal(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage, `${s.stateVolumeGiB}Gi`, 'state volume');
   });
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { NO_CHROME, randomChrome, renderWithChrome, type Chrome } from '../../../eval/corpus/chrome.js';
 import { addTracking, aliasUrl, changeWidgets, editWords, reformatMarkup, shiftDates, swapAds, trackLinks } from '../../../eval/corpus/edits.js';
 import { hostilePages } from '../../../eval/corpus/hostile.js';
-import { joinParts, looksLikeLanguage, splitHtml, textTokens, visibleText } from '../../../eval/corpus/html-text.js';
+import { chromeRanges, insideAny, joinParts, looksLikeLanguage, splitHtml, textTokens, visibleText } from '../../../eval/corpus/html-text.js';
 import { createOverlapFilter } from '../../../eval/corpus/overlap-filter.js';
 import { Rng } from '../../../eval/corpus/prng.js';
 import { substantiveEdit } from '../../../eval/corpus/substantive.js';
@@ -51,6 +51,17 @@ describe('html-text', () => {
     assert.ok(text.startsWith('Index design'));
     assert.ok(!text.includes('not text') && !text.includes('color') && !text.includes('a comment'));
     assert.ok(text.includes('Next'));
+  });
+
+  it('finds the document\u2019s own chrome, so content edits stay out of it', () => {
+    const html = '<body><div id="page-header"><p>Menu text here</p></div><div class="body"><p>Content one</p><p>Content two<ul class="toc"><li>x</li></ul></div><footer><p>Foot</p></footer></body>';
+    const ranges = chromeRanges(html);
+    const at = (needle: string): boolean => insideAny(ranges, html.indexOf(needle));
+    assert.equal(at('Menu text'), true);
+    assert.equal(at('Content one'), false);
+    assert.equal(at('Content two'), false);
+    assert.equal(at('<li>x'), true);
+    assert.equal(at('Foot'), true);
   });
 
   it('tells languages apart', () => {

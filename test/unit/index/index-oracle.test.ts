@@ -64,7 +64,7 @@ for (const [name, plan] of [...paperPlans(), ...plannerPlans()]) {
   });
 }
 
-for (const [name, plan] of paperPlans().slice(0, 2)) {
+for (const [name, plan] of paperPlans().slice(0, 1)) {
   for (const compressed of [false, true]) {
     test(`oracle, large merged runs: ${name}${compressed ? ', compressed' : ''}`, () => {
       const index = FingerprintIndex.create({ plan, compressed });
@@ -76,8 +76,48 @@ for (const [name, plan] of paperPlans().slice(0, 2)) {
       index.compact();
       for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, 3, `${name} compacted`);
       const perFp = index.byteLength / index.size;
-      const limit = plan.tables.length === 4 ? (compressed ? 27 : 40) : 8.2 + plan.tables.length * 8;
+      const limit = plan.tables.length === 4 ? (compressed ? 28 : 40) : 8.2 + plan.tables.length * 8;
       assert.ok(perFp <= limit, `bytes/fp ${perFp} > ${limit}`);
     });
   }
 }
+
+test('oracle, large-run layouts on small data, every paper design and short/long prefixes', async (t) => {
+  const { runTuning } = await import('../../../src/index/sorted-run.js');
+  const saved = runTuning.largeMin;
+  runTuning.largeMin = 1500;
+  try {
+    const plans: [string, TablePlan][] = [
+      ...paperPlans(),
+      ['k=7, 8 x 8 (8-bit prefixes)', planFromBlocks(7, [8, 8, 8, 8, 8, 8, 8, 8])],
+      ['k=1, 2 x 32 (32-bit prefixes)', planFromBlocks(1, [32, 32])],
+      ['k=0, one 64-bit block', planFromBlocks(0, [64])],
+      ['k=5, planner at 1e9', planTables({ k: 5, expectedSize: 1e9 })],
+    ];
+    for (const [name, plan] of plans) {
+      for (const compressed of [false, true]) {
+        await t.test(`${name}${compressed ? ', compressed' : ''}`, () => {
+          const index = FingerprintIndex.create({ plan, compressed });
+          const oracle = new Oracle();
+          fill(index, oracle, 6000, plan.k, 77 + plan.tables.length, 1999);
+          const next = rng(78);
+          const queries = plantedQueries(oracle, plan.k, 80, next);
+          for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, plan.k, name);
+          for (let r = 0; r < 6000; r += 5) {
+            index.remove(r);
+            oracle.live[r] = false;
+          }
+          index.removeBefore(700);
+          for (let r = 0; r < 700; r++) oracle.live[r] = false;
+          for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, plan.k, `${name} after removals`);
+          index.compact();
+          for (const [hi, lo] of queries) assertSameAnswer(index, oracle, hi, lo, plan.k, `${name} compacted`);
+          const copy = FingerprintIndex.fromBuffer(index.toBuffer());
+          for (const [hi, lo] of queries.slice(0, 20)) assertSameAnswer(copy, oracle, hi, lo, plan.k, `${name} restored`);
+        });
+      }
+    }
+  } finally {
+    runTuning.largeMin = saved;
+  }
+});

@@ -1,0 +1,51 @@
+/**
+ * Seeded synthetic index contents for the restart benchmarks: ids p0..pN-1,
+ * random 64-bit fingerprints, 10% of the pages 1-3 bits from an earlier page
+ * and recorded as its duplicate. The snapshot case and the changelog producer
+ * use the same generator, so both restart paths rebuild the same state.
+ */
+import { seededRandom } from '../../src/producers/demo-pages.js';
+
+export const NEAR_DUPLICATE_RATE = 0.1;
+export const BASE_TIME_MS = Date.UTC(2026, 10, 1);
+
+export interface SyntheticPage {
+  id: string;
+  hi: number;
+  lo: number;
+  duplicateOf: string | null;
+  distance: number;
+  fetchedAt: number;
+  sequence: number;
+}
+
+/** Seeded synthetic pages; also used by the changelog producer so both restarts see the same state. */
+export function* syntheticPages(count: number, seed: number): Generator<SyntheticPage> {
+  const rand = seededRandom(seed);
+  const his = new Uint32Array(count);
+  const los = new Uint32Array(count);
+  const u32 = () => (rand() * 4294967296) >>> 0;
+  for (let i = 0; i < count; i++) {
+    let hi = u32();
+    let lo = u32();
+    let duplicateOf: string | null = null;
+    let distance = 0;
+    if (i > 0 && rand() < NEAR_DUPLICATE_RATE) {
+      const j = Math.floor(rand() * i);
+      hi = his[j]!;
+      lo = los[j]!;
+      distance = 1 + Math.floor(rand() * 3);
+      const flipped = new Set<number>();
+      while (flipped.size < distance) flipped.add(Math.floor(rand() * 64));
+      for (const bit of flipped) {
+        if (bit < 32) hi = (hi ^ (1 << bit)) >>> 0;
+        else lo = (lo ^ (1 << (bit - 32))) >>> 0;
+      }
+      duplicateOf = `p${j}`;
+    }
+    his[i] = hi;
+    los[i] = lo;
+    yield { id: `p${i}`, hi, lo, duplicateOf, distance, fetchedAt: BASE_TIME_MS + i * 10, sequence: i };
+  }
+}
+
