@@ -22,6 +22,7 @@ import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { CONFIG_OPTIONS, type OptionSpec } from '../src/config.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { bytesPerFingerprint } from '../src/index/planner.js';
+import { pageStoreBytesPerPage } from '../src/dedup/page-store.js';
 import { createMetrics, type MetricsState } from '../src/metrics/metrics.js';
 
 // ---- sizing -------------------------------------------------------------------------------
@@ -37,7 +38,7 @@ export const SIZING = Object.freeze({
   /** Tables the manifests are sized for (the paper's 5 blocks, choose 2, for k = 3). */
   designTables: 10,
   /** Page-id store per page decided: hash slot, id bytes, verdict (src/dedup/page-store.ts). */
-  pageStoreBytesPerPage: 40,
+  pageStoreBytesPerPage: pageStoreBytesPerPage(),
   /** Node runtime, kafkajs buffers, a batch of pages in flight, worker heaps. */
   runtimeBytes: 256 * MiB,
   /** On top of the index: fresh-insert buffers, run merges, snapshot serialisation. */

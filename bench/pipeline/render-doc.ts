@@ -70,6 +70,20 @@ if (r.throughput) {
       `| ${s.partitions} | ${fmt(s.pipelineCpuMsPerPage, 2)} | ${fmt(s.passthroughCpuMsPerPage, 2)} | ${fmt(s.pipelineKafkaCpuMsPerPage, 2)} / ${fmt(s.passthroughKafkaCpuMsPerPage, 2)} | ${fmt(s.pipelineProcessCores, 2)} | ${fmt(s.pipelineMachineBusyCores, 2)} of ${r.machine.cores} | ${fmt(s.pipelineOtherLoadCores, 2)} / ${fmt(s.passthroughOtherLoadCores, 2)} | ${fmt(s.pipelinePagesPerTransaction)} | ${fmt(s.pipelineDuplicateShare * 100, 1)}% |`,
     );
   }
+  if (t.summary.some((s: any) => s.pipelineChunkWallShares)) {
+    lines.push(
+      '',
+      'Where the wall time of a chunk goes (from the process\'s own histograms over the whole run; a chunk is decode, fingerprint, probe and insert, encode, then the transaction; the passthrough chunk is the transaction alone):',
+      '',
+      '| input partitions | pipeline chunk ms/page | passthrough chunk ms/page | fingerprinting | probe + insert | decode, encode, transaction |',
+      '|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const s of t.summary) {
+      const w = s.pipelineChunkWallShares;
+      if (!w) continue;
+      lines.push(`| ${s.partitions} | ${fmt(s.pipelineChunkWallMsPerPage, 2)} | ${fmt(s.passthroughChunkWallMsPerPage, 2)} | ${fmt(w.fingerprint * 100)}% | ${fmt(w.probe * 100, 1)}% | ${fmt(w.rest * 100)}% |`);
+    }
+  }
   const variants = (t.summary as any[]).flatMap((s) => (s.variants ?? []).map((v: any) => ({ ...v, partitions: s.partitions, base: s })));
   if (variants.length) {
     lines.push(

@@ -172,6 +172,13 @@ async function main(): Promise<void> {
           pipelineProcessCores: round(m('pipeline', (r) => (r.cpuSeconds.process === null ? null : r.cpuSeconds.process / r.windowSeconds)), 2),
           pipelineOtherLoadCores: round(m('pipeline', (r) => otherCores(r)), 2),
           passthroughOtherLoadCores: round(m('passthrough', (r) => otherCores(r)), 2),
+          pipelineChunkWallShares: {
+            fingerprint: round(m('pipeline', (r) => (r.wallSeconds.chunks > 0 ? r.wallSeconds.fingerprint / r.wallSeconds.chunks : null)), 3),
+            probe: round(m('pipeline', (r) => (r.wallSeconds.chunks > 0 ? r.wallSeconds.probe / r.wallSeconds.chunks : null)), 3),
+            rest: round(m('pipeline', (r) => (r.wallSeconds.chunks > 0 ? 1 - (r.wallSeconds.fingerprint + r.wallSeconds.probe) / r.wallSeconds.chunks : null)), 3),
+          },
+          passthroughChunkWallMsPerPage: round(m('passthrough', (r) => (r.wallSeconds.chunks * 1000) / r.pages), 3),
+          pipelineChunkWallMsPerPage: round(m('pipeline', (r) => (r.wallSeconds.chunks * 1000) / r.pages), 3),
           pipelinePagesPerTransaction: round(m('pipeline', (r) => (r.transactions > 0 ? r.pages / r.transactions : null)), 1),
           pipelineDuplicateShare: round(m('pipeline', (r) => r.duplicates / r.pages), 3),
           runs: of('pipeline').length,

@@ -116,6 +116,13 @@ export interface ThroughputRun {
   duplicates: number;
   deadLetters: number;
   cpuSeconds: { process: number | null; kafka: number | null; registry: number | null; machineBusy: number | null };
+  /**
+   * Wall seconds inside the process over the whole run, from its histograms:
+   * chunks (decide + commit), fingerprinting (on the pool: the chunk's wait
+   * for its workers), probe + insert. The rest of a chunk is decoding,
+   * encoding and the transaction.
+   */
+  wallSeconds: { chunks: number; fingerprint: number; probe: number };
   processCpuMsPerPage: number | null;
 }
 
@@ -164,6 +171,11 @@ export async function throughputRun(kafka: Kafka, stack: Stack, kind: Kind, page
       deadLetters: metricSum(end, 'dedup_dead_letters_total'),
       cpuSeconds: used,
       processCpuMsPerPage: used.process === null ? null : (used.process * 1000) / inWindow,
+      wallSeconds: {
+        chunks: metricSum(end, 'dedup_batch_duration_seconds_sum'),
+        fingerprint: metricSum(end, 'dedup_fingerprint_duration_seconds_sum'),
+        probe: metricSum(end, 'dedup_probe_duration_seconds_sum'),
+      },
     };
   } finally {
     await stopChild(s.child);

@@ -83,6 +83,7 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
   const candidate = createDecider(config, plan, loaded ? { index: loaded.index, store: loaded.store } : undefined);
   if (loaded) {
     snapshotOffsets = loaded.header.offsets;
+    metrics.snapshotAge.set(Date.parse(loaded.header.createdAt) / 1000 || 0);
     logger.info('snapshot loaded', { pages: loaded.header.pages, createdAt: loaded.header.createdAt });
   }
 

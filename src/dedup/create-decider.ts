@@ -3,17 +3,27 @@
  * config's index options meet the index.
  */
 import type { DedupConfig } from '../config.js';
+import { DedupError } from '../errors.js';
 import { FingerprintIndex, planFromBlocks, planTables, type TablePlan } from '../index/index.js';
 import type { FeatureOptions } from '../fingerprint/index.js';
 import { Decider } from './decider.js';
-import { PageStore } from './page-store.js';
+import { PageStore, pageStoreBytesPerPage } from './page-store.js';
 
+/**
+ * The memory budget covers the index AND the page store (that is what
+ * dedup_index_bytes reports and the capacity alert watches), so the planner
+ * gets the budget minus the page store's share.
+ */
 export function planFromConfig(config: Pick<DedupConfig, 'k' | 'tableBlocks' | 'expectedFingerprints' | 'memoryBudgetBytes'>): TablePlan {
   if (config.tableBlocks) return planFromBlocks(config.k, [...config.tableBlocks]);
+  const indexBudget = config.memoryBudgetBytes - config.expectedFingerprints * pageStoreBytesPerPage();
+  if (config.memoryBudgetBytes > 0 && indexBudget <= 0) {
+    throw new DedupError('PLAN_INVALID', `memoryBudgetBytes=${config.memoryBudgetBytes} does not even hold the page store of ${config.expectedFingerprints} pages (${pageStoreBytesPerPage()} B each)`);
+  }
   return planTables({
     k: config.k,
     expectedSize: config.expectedFingerprints,
-    ...(config.memoryBudgetBytes > 0 ? { memoryBudgetBytes: config.memoryBudgetBytes } : {}),
+    ...(config.memoryBudgetBytes > 0 ? { memoryBudgetBytes: indexBudget } : {}),
   });
 }
 

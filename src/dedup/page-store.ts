@@ -26,6 +26,16 @@ import { DedupError } from '../errors.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 
 export const NO_ENTRY = 0xffffffff;
+
+/**
+ * Bytes per page the store holds in steady state, for sizing: about 54 fixed
+ * (hash table at <= 70% load, offsets, verdict fields, sequence) plus the id's
+ * UTF-8 bytes. Measured 77.6 B/page at 1M pages with 24-byte ids, growth slack
+ * included; a snapshot costs about 75 B/page.
+ */
+export function pageStoreBytesPerPage(averageIdBytes = 24): number {
+  return 54 + averageIdBytes;
+}
 export const FLAG_SHORT = 1;
 
 const MAGIC = 0x50475354; // 'PGST'

@@ -91,3 +91,29 @@ describe('decisiveDistances', () => {
     assert.deepEqual([...d], [NO_MATCH, 1, 4]);
   });
 });
+
+describe('content sketch second stage', () => {
+  it('confirms a candidate only when the estimated Jaccard reaches the threshold', async () => {
+    const { contentSketches, estimatedJaccard, sketchConfirmedVerdicts } = await import('../../../eval/sweep/content-sketch.js');
+    const prose = (words: string[]): string => `<p>${words.join(' ')}</p>`;
+    const base = Array.from({ length: 200 }, (_, i) => `word${i}`);
+    const edited = base.map((w, i) => (i === 100 ? 'changed' : w));
+    const rewritten = base.map((w, i) => (i >= 60 && i < 140 ? `other${i}` : w));
+    const sketches = contentSketches([{ html: prose(base) }, { html: prose(edited) }, { html: prose(rewritten) }]);
+    assert.equal(estimatedJaccard(sketches, 0, 0), 1);
+    assert.ok(estimatedJaccard(sketches, 0, 1) > 0.8);
+    assert.ok(estimatedJaccard(sketches, 0, 2) < 0.7);
+    const table: FingerprintTable = {
+      ids: ['a', 'b', 'c'],
+      hi: new Uint32Array(3),
+      lo: Uint32Array.from([0, 1, 3]),
+      short: new Uint8Array(3),
+      features: new Uint32Array(3),
+      errors: [null, null, null],
+    };
+    const v = sketchConfirmedVerdicts(table, sketches, 3, 0.8);
+    assert.equal(v[1]!.duplicateOf, 'a');
+    assert.equal(v[2]!.verdict, 'novel', 'within 3 bits of a and b, but a rewritten paragraph away in content');
+    assert.equal(sketchConfirmedVerdicts(table, sketches, 3, 0)[2]!.duplicateOf, 'b');
+  });
+});
