@@ -77,6 +77,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchStats> {
       });
     } catch (error) {
       stats.errors++;
+      id ??= idFromPrefix(bytes);
       out = JSON.stringify({ id, line: lineNumber, error: `${errorCode(error)}: ${(error as Error).message}` });
     }
     stats.lines++;
@@ -89,6 +90,23 @@ export async function runBatch(options: BatchOptions): Promise<BatchStats> {
   }
   stats.seconds = (Date.now() - started) / 1000;
   return stats;
+}
+
+const ID_PREFIX = /"id"\s*:\s*"((?:[^"\\]|\\.){1,1024})"/;
+
+/**
+ * The page id of a line that was never parsed (too large, or not UTF-8), read
+ * from its first 4 KiB when it is there, so error lines can be matched to
+ * their pages by id and not only by line number.
+ */
+function idFromPrefix(bytes: Buffer): string | null {
+  const match = ID_PREFIX.exec(bytes.subarray(0, 4096).toString('utf8'));
+  if (!match) return null;
+  try {
+    return JSON.parse(`"${match[1]}"`) as string;
+  } catch {
+    return null;
+  }
 }
 
 export function inputStream(path: string | undefined): AsyncIterable<Buffer> {

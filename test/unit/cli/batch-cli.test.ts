@@ -82,6 +82,7 @@ test('batch: bad lines get error lines, never a crash or a silent drop', () => {
   ]);
   assert.equal(out[1].line, 2);
   assert.equal(out[3].id, 'empty');
+  assert.equal(out[7].id, 'huge', 'a line too large to parse still names its page');
   assert.equal(out[10].duplicateOf, 'ok-1');
 });
 
