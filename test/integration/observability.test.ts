@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { podSizing } from '../../scripts/gen-operations-doc.js';
-import { deleteTopics, metricSum, scrapeMetrics, testKafka, uniqueName, waitFor, type Infra } from '../support/infra.js';
+import { deleteTopics, metricSum, scrapeMetrics, testKafka, uniqueName, waitFor, type Infra, runTopics } from '../support/infra.js';
 import { CLI, startPipelineProcess } from '../support/pipeline-process.js';
 import { dashboardQueries, loadDashboard, loadRules, substituteGrafanaVariables } from '../unit/deploy/observability-artifacts.js';
 
@@ -78,13 +78,7 @@ test('every dashboard query and rule evaluates on a real Prometheus scraping the
   };
   const instance = `127.0.0.1:${infra.metricsPort}`;
   const run = uniqueName('obs');
-  const topics = {
-    DEDUP_PAGES_TOPIC: `${run}.pages`,
-    DEDUP_NOVEL_TOPIC: `${run}.novel`,
-    DEDUP_DUPLICATE_TOPIC: `${run}.duplicate`,
-    DEDUP_DEAD_LETTER_TOPIC: `${run}.dlq`,
-    DEDUP_FINGERPRINTS_TOPIC: `${run}.fingerprints`,
-  };
+  const topics = runTopics(run);
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-obs-'));
   const sizing = podSizing(100_000);
   const env: Record<string, string> = {

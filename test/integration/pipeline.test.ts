@@ -19,7 +19,7 @@ import { fingerprintFromBytes, fingerprintToHex } from '../../src/fingerprint/fi
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { loadConfig } from '../../src/config.js';
 import { DLQ_HEADERS } from '../../src/consumers/page-batch-processor.js';
-import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName } from '../support/infra.js';
+import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, runTopics } from '../support/infra.js';
 import { startPipelineProcess } from '../support/pipeline-process.js';
 
 const PAGES = 3000;
@@ -27,13 +27,7 @@ const PAGES = 3000;
 test('crawled pages in, verdicts out: each offset exactly once, verdicts equal the core, metrics count them', { timeout: 600_000 }, async () => {
   const infra = requireInfra();
   const run = uniqueName('it');
-  const topics = {
-    DEDUP_PAGES_TOPIC: `${run}.pages`,
-    DEDUP_NOVEL_TOPIC: `${run}.novel`,
-    DEDUP_DUPLICATE_TOPIC: `${run}.duplicate`,
-    DEDUP_DEAD_LETTER_TOPIC: `${run}.dlq`,
-    DEDUP_FINGERPRINTS_TOPIC: `${run}.fingerprints`,
-  };
+  const topics = runTopics(run);
   const kafka = testKafka(infra);
   const admin = kafka.admin();
   await admin.connect();

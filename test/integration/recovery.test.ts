@@ -17,7 +17,7 @@ import { demoPages } from '../../src/producers/demo-pages.js';
 import { createFingerprinter } from '../../src/fingerprint/index.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { loadConfig } from '../../src/config.js';
-import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, waitFor } from '../support/infra.js';
+import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, waitFor, runTopics } from '../support/infra.js';
 import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
 
 const PAGES = 6000;
@@ -25,13 +25,7 @@ const PAGES = 6000;
 test('SIGKILL mid-stream, restart, snapshot restart, redelivery, second instance', { timeout: 900_000 }, async () => {
   const infra = requireInfra();
   const run = uniqueName('rec');
-  const topics = {
-    DEDUP_PAGES_TOPIC: `${run}.pages`,
-    DEDUP_NOVEL_TOPIC: `${run}.novel`,
-    DEDUP_DUPLICATE_TOPIC: `${run}.duplicate`,
-    DEDUP_DEAD_LETTER_TOPIC: `${run}.dlq`,
-    DEDUP_FINGERPRINTS_TOPIC: `${run}.fingerprints`,
-  };
+  const topics = runTopics(run);
   const kafka = testKafka(infra);
   const admin = kafka.admin();
   await admin.connect();

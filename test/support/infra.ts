@@ -33,6 +33,17 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
+/** The pipeline's five topics under one run prefix, as the DEDUP_* variables that name them. */
+export function runTopics(run: string) {
+  return {
+    DEDUP_PAGES_TOPIC: `${run}.pages`,
+    DEDUP_NOVEL_TOPIC: `${run}.novel`,
+    DEDUP_DUPLICATE_TOPIC: `${run}.duplicate`,
+    DEDUP_DEAD_LETTER_TOPIC: `${run}.dlq`,
+    DEDUP_FINGERPRINTS_TOPIC: `${run}.fingerprints`,
+  };
+}
+
 export function testKafka(infra: Infra, clientId = 'dedup-test'): Kafka {
   return new Kafka({ clientId, brokers: infra.brokers, logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 50 } });
 }
