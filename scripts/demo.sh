@@ -8,14 +8,22 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 [ -f dist/src/cli/main.js ] || npx tsc -p tsconfig.json
 export INFRA_STATE_DIR="${INFRA_STATE_DIR:-$PWD/.infra/demo}"
 cleanup() {
-  [ -n "${PIPELINE_PID:-}" ] && kill -TERM "$PIPELINE_PID" 2>/dev/null && wait "$PIPELINE_PID" 2>/dev/null
+  set +e  # a failing wait must not skip the rest of the clean-up
+  trap - EXIT INT TERM
   [ -n "${FEED_PID:-}" ] && kill -TERM "$FEED_PID" 2>/dev/null
-  bash deploy/local/down.sh >/dev/null 2>&1 || true
+  if [ -n "${PIPELINE_PID:-}" ] && kill -TERM "$PIPELINE_PID" 2>/dev/null; then
+    echo "stopping the pipeline (commit, snapshot)..."
+    wait "$PIPELINE_PID" 2>/dev/null
+  fi
+  bash deploy/local/down.sh >/dev/null 2>&1
+  echo "stopped."
 }
 trap cleanup EXIT INT TERM
 WITH_REGISTRY=1 WITH_PROMETHEUS=1 PROMETHEUS_RULES="$PWD/deploy/prometheus/*.rules.yml" bash deploy/local/up.sh
 # shellcheck disable=SC1091
 source "$INFRA_STATE_DIR/env"
+# The broker is new on every start, so the pipeline's state starts empty too.
+rm -rf "$INFRA_STATE_DIR/pipeline-state"
 
 export DEDUP_BROKERS="$KAFKA_BROKERS" DEDUP_SCHEMA_REGISTRY_URL="$SCHEMA_REGISTRY_URL"
 export DEDUP_METRICS_HOST=127.0.0.1 DEDUP_METRICS_PORT="$METRICS_PORT" DEDUP_STATE_DIR="$INFRA_STATE_DIR/pipeline-state"

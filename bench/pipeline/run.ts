@@ -142,7 +142,8 @@ async function main(): Promise<void> {
           const cases: [Kind, Record<string, string>][] = [
             ['pipeline', {}],
             ['passthrough', {}],
-            ...variants.map((v): [Kind, Record<string, string>] => ['pipeline', v]),
+            // Thread settings change CPU per page, not the Kafka side: compared at one partition count only.
+            ...(p === params.latencyPartitions ? variants.map((v): [Kind, Record<string, string>] => ['pipeline', v]) : []),
           ];
           for (const [kind, variant] of cases) {
             const run = await throughputRun(kafka, stack, kind, topics.get(p)!, p, params.pages, pages.valueBytes, params.runTimeoutSeconds * 1000, params.warmupFraction, variant);
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
           pipelinePagesPerTransaction: round(m('pipeline', (r) => (r.transactions > 0 ? r.pages / r.transactions : null)), 1),
           pipelineDuplicateShare: round(m('pipeline', (r) => r.duplicates / r.pages), 3),
           runs: of('pipeline').length,
-          variants: variants.map((v) => {
+          variants: (p === params.latencyPartitions ? variants : []).map((v) => {
             const name = Object.entries(v).map(([k, x]) => `${k}=${x}`).join(' ');
             const vr = runs.filter((r) => r.partitions === p && r.kind === 'pipeline' && r.variant === name);
             const rate = median(vr.map((r) => r.pagesPerSecond));

@@ -32,7 +32,7 @@ async function build(pages: number, dir: string, seed: number): Promise<Record<s
   const built = performance.now();
   const bytes = await writeSnapshot(
     dir,
-    { createdAt: new Date().toISOString(), changelogTopic: config.fingerprintsTopic, offsets: {}, k: config.k, plan, pages: decider.store.size },
+    { createdAt: new Date().toISOString(), clusterId: 'bench', changelogTopic: config.fingerprintsTopic, offsets: {}, k: config.k, plan, pages: decider.store.size },
     decider.index,
     decider.store,
   );

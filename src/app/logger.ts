@@ -50,7 +50,12 @@ export function kafkaLogCreator(logger: Logger) {
   return () =>
     ({ level, log }: { namespace: string; level: number; label: string; log: { message: string; [key: string]: unknown } }) => {
       const { message, timestamp: _t, logger: _l, ...rest } = log;
-      if (level === 1) logger.error(`kafka: ${message}`, rest);
+      // kafkajs logs every retried request at ERROR (a transaction begun
+      // right after a commit meets CONCURRENT_TRANSACTIONS for a few ms):
+      // a retry that is still under way is a warning; the final failure
+      // reaches us as a thrown error and is logged there.
+      if (level === 1 && rest.retryCount !== undefined) logger.warn(`kafka: ${message}`, rest);
+      else if (level === 1) logger.error(`kafka: ${message}`, rest);
       else if (level === 2) logger.warn(`kafka: ${message}`, rest);
       else if (level === 4) logger.debug(`kafka: ${message}`, rest);
       else logger.debug(`kafka: ${message}`, rest);

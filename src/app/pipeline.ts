@@ -25,7 +25,7 @@ import { startMetricsServer, type MetricsServer } from '../metrics/metrics-serve
 import { createRecordCodec } from '../wire/record-codec.js';
 import { createPageBatchProcessor } from '../consumers/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
-import { endOffsets, replayChangelog } from '../consumers/changelog.replay.js';
+import { clusterId, endOffsets, replayChangelog } from '../consumers/changelog.replay.js';
 import { createVerdictProducer } from '../producers/verdict.producer.js';
 import { createKafka, ensureTopics } from './kafka-client.js';
 import type { Logger } from './logger.js';
@@ -76,9 +76,23 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
     metrics.errors.inc({ code: errorCode(error) });
     logger.error('snapshot unreadable; rebuilding the index from the whole changelog', { error });
   }
-  if (loaded && (loaded.header.k !== config.k || !samePlan(loaded.header.plan, plan) || loaded.header.changelogTopic !== config.fingerprintsTopic)) {
-    logger.warn('snapshot was made with another k, table plan or changelog topic; rebuilding from the whole changelog', { snapshotK: loaded.header.k });
-    loaded = null;
+  const cluster = await clusterId(kafka);
+  if (loaded) {
+    const changelogEnd = await endOffsets(kafka, config.fingerprintsTopic);
+    // A snapshot is only as good as its offsets: they must name this
+    // cluster's changelog, and that changelog must not have been recreated
+    // (an end offset below the snapshot's means it was).
+    const behind = Object.entries(loaded.header.offsets).some(([p, o]) => BigInt(changelogEnd[p] ?? '0') < BigInt(o));
+    const reason =
+      loaded.header.k !== config.k || !samePlan(loaded.header.plan, plan) ? 'another k or table plan'
+      : loaded.header.changelogTopic !== config.fingerprintsTopic ? 'another changelog topic'
+      : loaded.header.clusterId !== cluster ? `another Kafka cluster (${loaded.header.clusterId})`
+      : behind ? 'a changelog that has since been recreated (its end is before the snapshot)'
+      : null;
+    if (reason) {
+      logger.warn(`snapshot was made with ${reason}; rebuilding the index from the whole changelog`, { snapshotCreatedAt: loaded.header.createdAt });
+      loaded = null;
+    }
   }
   const candidate = createDecider(config, plan, loaded ? { index: loaded.index, store: loaded.store } : undefined);
   if (loaded) {
@@ -108,7 +122,7 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
     const offsets = await endOffsets(kafka, config.fingerprintsTopic);
     const bytes = await writeSnapshot(
       config.stateDir,
-      { createdAt: new Date().toISOString(), changelogTopic: config.fingerprintsTopic, offsets, k: config.k, plan, pages: decider.store.size },
+      { createdAt: new Date().toISOString(), clusterId: cluster, changelogTopic: config.fingerprintsTopic, offsets, k: config.k, plan, pages: decider.store.size },
       decider.index,
       decider.store,
     );

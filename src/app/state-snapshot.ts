@@ -22,6 +22,8 @@ export const SNAPSHOT_FILE = 'dedup-state.snapshot';
 
 export interface SnapshotHeader {
   createdAt: string;
+  /** The Kafka cluster the offsets belong to: a snapshot is worthless against another one. */
+  clusterId: string;
   changelogTopic: string;
   /** Next changelog offset per partition that this snapshot does NOT include. */
   offsets: Record<string, string>;

@@ -33,6 +33,18 @@ export async function endOffsets(kafka: Kafka, topic: string): Promise<Record<st
   }
 }
 
+export async function clusterId(kafka: Kafka): Promise<string> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    return (await admin.describeCluster()).clusterId;
+  } catch (error) {
+    throw new DedupError('KAFKA', `describing the Kafka cluster failed: ${(error as Error).message}`, { cause: error, retriable: true });
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
 export async function replayChangelog(options: {
   kafka: Kafka;
   topic: string;

@@ -7,7 +7,7 @@
 import { DedupError } from '../errors.js';
 import { popcount32 } from '../fingerprint/fingerprint-hex.js';
 import { FingerprintIndex } from './fingerprint-index.js';
-import { compilePlan, firstCleanTable, key32 } from './permutation.js';
+import { compilePlan, firstCleanTable, key32, POP16 } from './permutation.js';
 import type { TablePlan } from './plan.js';
 import { planAllPairs } from './planner.js';
 import { createQueryResult } from './query-result.js';
@@ -159,7 +159,8 @@ export function findAllPairs(hi: Uint32Array, lo: Uint32Array, k: number, plan?:
         const hiI = hi[i]!;
         const loI = lo[i]!;
         for (let y = x + 1; y < e; y++) {
-          if (popcount32((keys[y]! ^ kx) & rej) > k) continue;
+          const x = (keys[y]! ^ kx) & rej;
+          if (POP16[x & 0xffff]! + POP16[x >>> 16]! > k) continue;
           const j = order[y]!;
           const dHi = hi[j]! ^ hiI;
           const dLo = lo[j]! ^ loI;

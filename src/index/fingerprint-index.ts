@@ -18,7 +18,7 @@
  */
 import { DedupError } from '../errors.js';
 import { popcount32 } from '../fingerprint/fingerprint-hex.js';
-import { compilePlan, firstCleanTable, key32, type CompiledPlan } from './permutation.js';
+import { compilePlan, firstCleanTable, key32, POP16, type CompiledPlan } from './permutation.js';
 import { validatePlan, type TablePlan } from './plan.js';
 import { pushResult, type QueryResult } from './query-result.js';
 import { sortPairs } from './radix-sort.js';
@@ -256,7 +256,8 @@ export class FingerprintIndex {
             const key = keys[i]!;
             if (key > highKey) break;
             candidates++;
-            if (popcount32((key ^ qk) & rej) <= k) this.check(refs[i]!, hi, lo, k, t, out);
+            const x = (key ^ qk) & rej;
+            if (POP16[x & 0xffff]! + POP16[x >>> 16]! <= k) this.check(refs[i]!, hi, lo, k, t, out);
           }
         } else if (run.kind === RUN_LARGE) {
           const dir = run.dir;
@@ -269,7 +270,7 @@ export class FingerprintIndex {
             const end = dir[b1]!;
             candidates += end - dir[b0]!;
             for (let i = dir[b0]!; i < end; i++) {
-              if (popcount32(res[i]! ^ qres) <= k) this.check(refs[i]!, hi, lo, k, t, out);
+              if (POP16[res[i]! ^ qres]! <= k) this.check(refs[i]!, hi, lo, k, t, out);
             }
           } else {
             const b = qk >>> 16;
@@ -281,7 +282,7 @@ export class FingerprintIndex {
               const x = res[i]!;
               if (x > highRes) break;
               candidates++;
-              if (popcount32((x ^ qres) & rejRes) <= k) this.check(refs[i]!, hi, lo, k, t, out);
+              if (POP16[(x ^ qres) & rejRes]! <= k) this.check(refs[i]!, hi, lo, k, t, out);
             }
           }
         } else {

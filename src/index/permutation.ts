@@ -119,3 +119,10 @@ export function firstCleanTable(masks: Int32Array, diffHi: number, diffLo: numbe
   }
   return -1;
 }
+
+/** Bit counts of all 16-bit values: one load per candidate in the scan loops. */
+export const POP16: Uint8Array = (() => {
+  const t = new Uint8Array(65536);
+  for (let i = 1; i < 65536; i++) t[i] = t[i >>> 1]! + (i & 1);
+  return t;
+})();

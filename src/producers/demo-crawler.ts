@@ -39,25 +39,31 @@ export async function publishDemoPages(
   try {
     const batchSize = options.ratePerSecond > 0 ? Math.max(1, Math.round(options.ratePerSecond / 10)) : 200;
     const pages = demoPages({ seed: options.seed });
+    // One broken record every BAD_EVERY pages, cycling through the kinds, so
+    // the dead-letter metrics move from the start of a demo.
+    const BAD_EVERY = 250;
+    const bad = options.bad ? badRecords() : [];
+    let badSent = 0;
+    let pagesSent = 0;
     const started = Date.now();
-    while (sent < options.count) {
+    // `count` pages; broken records come on top of them.
+    while (pagesSent < options.count) {
       const messages: { key: string; value: Buffer }[] = [];
-      for (let i = 0; i < batchSize && sent + messages.length < options.count; i++) {
+      for (let i = 0; i < batchSize && pagesSent < options.count; i++) {
+        if (bad.length > 0 && pagesSent % BAD_EVERY === 0) {
+          messages.push(bad[badSent++ % bad.length]!);
+        }
         const page = pages.next().value!;
         messages.push({ key: page.id, value: await codec.encodePage({ id: page.id, url: page.url, fetchedAt: page.fetchedAt, html: page.html, text: null }) });
+        pagesSent++;
       }
       await producer.send({ topic: config.pagesTopic, acks: -1, messages });
       sent += messages.length;
       if (options.ratePerSecond > 0) {
-        const due = started + (sent / options.ratePerSecond) * 1000;
+        const due = started + (pagesSent / options.ratePerSecond) * 1000;
         const wait = due - Date.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       }
-    }
-    if (options.bad) {
-      const bad = badRecords();
-      await producer.send({ topic: config.pagesTopic, acks: -1, messages: bad });
-      sent += bad.length;
     }
   } catch (error) {
     throw new DedupError('KAFKA', `publishing demo pages failed: ${(error as Error).message}`, { cause: error, retriable: true });
