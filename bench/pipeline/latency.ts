@@ -11,8 +11,8 @@
 import { rm } from 'node:fs/promises';
 import type { Kafka } from 'kafkajs';
 import { createInputTopic } from './load.js';
-import { deleteTopics, quantile, sleep, stopChild, waitFor, type Stack } from './common.js';
-import { runNames, startProcess } from './throughput.js';
+import { cpuSeconds, deleteTopics, quantile, sleep, stopChild, waitFor, type Stack } from './common.js';
+import { metricSum, runNames, scrape, startProcess } from './throughput.js';
 
 export interface LatencyRun {
   fraction: number;
@@ -26,6 +26,10 @@ export interface LatencyRun {
   p90Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Pages per committed transaction: at a pace, a chunk is what arrived since the last fetch. */
+  pagesPerTransaction: number;
+  /** CPU cores the pipeline process used while pages were being sent. */
+  processCores: number | null;
 }
 
 export async function latencyRun(
@@ -67,6 +71,7 @@ export async function latencyRun(
     await producer.connect();
 
     const started = Date.now();
+    const cpuAtStart = cpuSeconds(s.child.pid);
     warmupEnd = started + options.warmupSeconds * 1000;
     let sent = 0;
     while (sent < total) {
@@ -85,8 +90,11 @@ export async function latencyRun(
       }
     }
     const sendSeconds = (Date.now() - started) / 1000;
+    const cpuAtEnd = cpuSeconds(s.child.pid);
     await waitFor(`verdicts of ${total} paced pages (have ${seen.size})`, () => (seen.size >= total ? true : undefined), 600_000, 50);
     latencies.sort((a, b) => a - b);
+    const end = await scrape(s.metricsPort);
+    const transactions = metricSum(end, 'dedup_transactions_total', 'committed');
     return {
       fraction: options.fraction,
       targetPagesPerSecond: rate,
@@ -99,6 +107,8 @@ export async function latencyRun(
       p90Ms: quantile(latencies, 0.9),
       p99Ms: quantile(latencies, 0.99),
       maxMs: latencies[latencies.length - 1] ?? NaN,
+      pagesPerTransaction: transactions > 0 ? metricSum(end, 'dedup_pages_consumed_total') / transactions : NaN,
+      processCores: cpuAtStart === null || cpuAtEnd === null ? null : (cpuAtEnd - cpuAtStart) / sendSeconds,
     };
   } finally {
     await producer.disconnect().catch(() => undefined);

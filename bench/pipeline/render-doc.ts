@@ -106,11 +106,13 @@ if (r.latency) {
     '',
     `**Latency** at a fixed pace, as a share of the measured ${fmt(l.maxRatePagesPerSecond)} pages/s (${p.latencyPartitions} input partition${p.latencyPartitions > 1 ? 's' : ''}, ${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up, one run each): input record timestamp to the verdict's transaction being visible to a read_committed consumer.`,
     '',
-    '| pace | pages/s sent | pages measured | p50 | p90 | p99 | max |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
+    '| pace | pages/s sent | pages measured | p50 | p90 | p99 | max | pages per transaction | cores used by the process |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const x of l.runs) {
-    lines.push(`| ${fmt(x.fraction * 100)}% | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms |`);
+    lines.push(
+      `| ${fmt(x.fraction * 100)}% | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${fmt(x.processCores, 2)} |`,
+    );
   }
 }
 

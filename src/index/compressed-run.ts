@@ -229,13 +229,18 @@ export function probeCompressed(
     const end = blockStart[b + 1]!;
     for (let i = blockStart[b]!; i < end; i++) {
       if (i > blockStart[b]!) {
-        const e = decode[peek32(words, pos) >>> (32 - MAX_CODE)]!;
-        pos += e & 15;
+        const w = peek32(words, pos);
+        const e = decode[w >>> (32 - MAX_CODE)]!;
+        const len = e & 15;
         const s = e >>> 4;
         if (s > 0) {
+          const m = s - 1;
+          const low = m === 0 ? 0 : len + m <= 32 ? (w << len) >>> (32 - m) : take(words, pos + len, m);
           const high = s === 32 ? 0 : (key >>> s) << s;
-          key = (high | (1 << (s - 1)) | take(words, pos, s - 1)) >>> 0;
-          pos += s - 1;
+          key = (high | (1 << m) | low) >>> 0;
+          pos += len + m;
+        } else {
+          pos += len;
         }
       }
       if (key > highKey) return candidates;

@@ -17,6 +17,7 @@ import { demoPages } from '../../src/producers/demo-pages.js';
 import { createFingerprinter } from '../../src/fingerprint/index.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { loadConfig } from '../../src/config.js';
+import { readSnapshot, writeSnapshot } from '../../src/app/state-snapshot.js';
 import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, waitFor, runTopics } from '../support/infra.js';
 import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
 
@@ -152,6 +153,22 @@ test('SIGKILL mid-stream, restart, snapshot restart, redelivery, second instance
 
     third.child.kill('SIGTERM');
     assert.equal(await third.exited, 0);
+
+    // A snapshot that claims another Kafka cluster is not trusted: the index
+    // is rebuilt from the whole changelog, with the same contents.
+    const snapshot = await readSnapshot(stateDir);
+    assert.ok(snapshot);
+    const { indexBytes: _i, storeBytes: _s, ...header } = snapshot.header;
+    await writeSnapshot(stateDir, { ...header, clusterId: 'some-other-cluster' }, snapshot.index, snapshot.store);
+    const fourth = await start();
+    await fourth.waitReady();
+    assert.match(fourth.logs(), /snapshot was made with another Kafka cluster/);
+    const rebuilt = /"msg":"index recovered"[^\n]*"replayedRecords":(\d+)/.exec(fourth.logs());
+    assert.ok(rebuilt && Number(rebuilt[1]) >= PAGES, fourth.logs().slice(-2000));
+    const afterRebuild = await scrapeMetrics(`${fourth.metricsUrl}/metrics`);
+    assert.equal(metricSum(afterRebuild, 'dedup_index_fingerprints'), PAGES);
+    fourth.child.kill('SIGTERM');
+    assert.equal(await fourth.exited, 0);
   } finally {
     await producer.disconnect().catch(() => undefined);
     for (const p of started) p.child.kill('SIGKILL');
