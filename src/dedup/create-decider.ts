@@ -30,7 +30,8 @@ export function planFromConfig(config: Pick<DedupConfig, 'k' | 'tableBlocks' | '
 export function createDecider(config: DedupConfig, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }): Decider {
   return new Decider({
     index: state?.index ?? FingerprintIndex.create({ plan, initialCapacity: Math.min(config.expectedFingerprints, 1 << 20) }),
-    store: state?.store ?? new PageStore(Math.min(config.expectedFingerprints, 1 << 20)),
+    // Grown by doubling, not pre-sized: a snapshot writes the hash table whole.
+    store: state?.store ?? new PageStore(),
     k: config.k,
     maxFingerprints: config.maxFingerprints,
     maxAgeSeconds: config.maxAgeSeconds,
