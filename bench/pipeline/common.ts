@@ -118,24 +118,16 @@ export function cpuSeconds(pid: number | null | undefined): number | null {
   }
 }
 
-/** Resident set size of a process in bytes (VmRSS), or null. */
-export function rssBytes(pid: number): number | null {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Machine-wide busy CPU seconds (all cores) from /proc/stat, for "how busy was the box". */
+/**
+ * Machine-wide busy CPU seconds (all cores) from /proc/stat, for "how busy was
+ * the box": user, nice, system, irq and softirq; idle, iowait and steal are not busy.
+ */
 export function machineBusySeconds(): number | null {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
     const v = line.trim().split(/\s+/).slice(1).map(Number);
-    const idle = (v[3] ?? 0) + (v[4] ?? 0);
-    const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
-    return (total - idle) / TICKS;
+    const busy = (v[0] ?? 0) + (v[1] ?? 0) + (v[2] ?? 0) + (v[5] ?? 0) + (v[6] ?? 0);
+    return busy / TICKS;
   } catch {
     return null;
   }
@@ -189,17 +181,6 @@ export async function stopChild(c: Child, timeoutMs = 120_000): Promise<number |
   const code = await c.exited;
   clearTimeout(timer);
   return code;
-}
-
-/** Sum of dedup_pages_consumed_total over its labels, from the child's /metrics. */
-export async function pagesConsumed(metricsPort: number): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-  const text = await response.text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('dedup_pages_consumed_total')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
 }
 
 export function quantile(sorted: readonly number[], q: number): number {

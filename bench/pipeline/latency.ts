@@ -11,7 +11,7 @@
 import { rm } from 'node:fs/promises';
 import type { Kafka } from 'kafkajs';
 import { createInputTopic } from './load.js';
-import { cpuSeconds, deleteTopics, quantile, sleep, stopChild, waitFor, type Stack } from './common.js';
+import { cpuSeconds, deleteTopics, machineBusySeconds, quantile, sleep, stopChild, waitFor, type Stack } from './common.js';
 import { metricSum, runNames, scrape, startProcess } from './throughput.js';
 
 export interface LatencyRun {
@@ -30,6 +30,10 @@ export interface LatencyRun {
   pagesPerTransaction: number;
   /** CPU cores the pipeline process used while pages were being sent. */
   processCores: number | null;
+  /** CPU cores this driver (paced producer + changelog follower) used meanwhile: they share the machine. */
+  driverCores: number;
+  /** Busy cores of the whole machine meanwhile. */
+  machineBusyCores: number | null;
 }
 
 export async function latencyRun(
@@ -72,6 +76,8 @@ export async function latencyRun(
 
     const started = Date.now();
     const cpuAtStart = cpuSeconds(s.child.pid);
+    const driverAtStart = process.cpuUsage();
+    const busyAtStart = machineBusySeconds();
     warmupEnd = started + options.warmupSeconds * 1000;
     let sent = 0;
     while (sent < total) {
@@ -91,6 +97,8 @@ export async function latencyRun(
     }
     const sendSeconds = (Date.now() - started) / 1000;
     const cpuAtEnd = cpuSeconds(s.child.pid);
+    const driver = process.cpuUsage(driverAtStart);
+    const busyAtEnd = machineBusySeconds();
     await waitFor(`verdicts of ${total} paced pages (have ${seen.size})`, () => (seen.size >= total ? true : undefined), 600_000, 50);
     latencies.sort((a, b) => a - b);
     const end = await scrape(s.metricsPort);
@@ -109,6 +117,8 @@ export async function latencyRun(
       maxMs: latencies[latencies.length - 1] ?? NaN,
       pagesPerTransaction: transactions > 0 ? metricSum(end, 'dedup_pages_consumed_total') / transactions : NaN,
       processCores: cpuAtStart === null || cpuAtEnd === null ? null : (cpuAtEnd - cpuAtStart) / sendSeconds,
+      driverCores: (driver.user + driver.system) / 1e6 / sendSeconds,
+      machineBusyCores: busyAtStart === null || busyAtEnd === null ? null : (busyAtEnd - busyAtStart) / sendSeconds,
     };
   } finally {
     await producer.disconnect().catch(() => undefined);

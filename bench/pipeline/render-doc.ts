@@ -106,12 +106,12 @@ if (r.latency) {
     '',
     `**Latency** at a fixed pace, as a share of the measured ${fmt(l.maxRatePagesPerSecond)} pages/s (${p.latencyPartitions} input partition${p.latencyPartitions > 1 ? 's' : ''}, ${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up, one run each): input record timestamp to the verdict's transaction being visible to a read_committed consumer.`,
     '',
-    '| pace | pages/s sent | pages measured | p50 | p90 | p99 | max | pages per transaction | cores used by the process |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| pace | pages/s sent | pages measured | p50 | p90 | p99 | max | pages per transaction | cores: pipeline process / driver / machine busy |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const x of l.runs) {
     lines.push(
-      `| ${fmt(x.fraction * 100)}% | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${fmt(x.processCores, 2)} |`,
+      `| ${fmt(x.fraction * 100)}% | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${fmt(x.processCores, 2)} / ${fmt(x.driverCores, 2)} / ${fmt(x.machineBusyCores, 2)} of ${r.machine.cores} |`,
     );
   }
 }
@@ -121,11 +121,13 @@ if (r.snapshot) {
   lines.push(
     `Snapshot file (synthetic pages, 10% near-duplicates; load = \`readSnapshot\` in a fresh process, median of ${p.snapshotRuns}):`,
     '',
-    '| fingerprints | file MB | load s | load runs, s | RSS after load MB | build (insert) s | write s |',
-    '|---:|---:|---:|---|---:|---:|---:|',
+    '| fingerprints | file MB | load s | load runs, s | index + page store arrays MB | process RSS after load MB | build (insert) s | write s |',
+    '|---:|---:|---:|---|---:|---:|---:|---:|',
   );
   for (const s of r.snapshot) {
-    lines.push(`| ${human(s.pages)} | ${mb(s.fileBytes)} | **${fmt(s.medianLoadSeconds, 2)}** | ${list(s.loadSeconds, 2)} | ${mb(s.medianRssAfterBytes)} | ${fmt(s.buildSeconds, 1)} | ${fmt(s.writeSeconds, 1)} |`);
+    lines.push(
+      `| ${human(s.pages)} | ${mb(s.fileBytes)} | **${fmt(s.medianLoadSeconds, 2)}** | ${list(s.loadSeconds, 2)} | ${mb(s.deciderBytes)} | ${mb(s.medianRssAfterBytes)} | ${fmt(s.buildSeconds, 1)} | ${fmt(s.writeSeconds, 1)} |`,
+    );
   }
 }
 if (r.replay) {
@@ -155,11 +157,13 @@ if (r.startup) {
     '',
     `Start-up of the real process (\`dedup run\`, spawn to \`/readyz\` 200, median of ${s.withSnapshot.length}; phases from its log lines, seconds after spawn):`,
     '',
-    '| state | /readyz s | runs, s | Node + entry point loaded | topics, schemas, fingerprinter, snapshot read | producer fenced, changelog replayed | consumer joined (logged after describeGroups) |',
-    '|---|---:|---|---:|---:|---:|---:|',
-    `| ${human(s.snapshotPages)}-fingerprint snapshot | **${fmt(s.medianReadySecondsWithSnapshot, 2)}** | ${list(s.withSnapshot.map((x: any) => x.readySeconds), 2)} | ${phases(s.withSnapshot, 'startingSeconds')} | ${phases(s.withSnapshot, 'snapshotLoadedSeconds')} | ${phases(s.withSnapshot, 'indexRecoveredSeconds')} | ${phases(s.withSnapshot, 'joinedSeconds')} |`,
-    `| empty | ${fmt(s.medianReadySecondsEmpty, 2)} | ${list(s.empty.map((x: any) => x.readySeconds), 2)} | ${phases(s.empty, 'startingSeconds')} | ${phases(s.empty, 'snapshotLoadedSeconds')} | ${phases(s.empty, 'indexRecoveredSeconds')} | ${phases(s.empty, 'joinedSeconds')} |`,
+    '| state | /readyz s | runs, s | Node + entry point loaded | topics, schemas, fingerprinter + workers | snapshot read and checked | producer fenced, changelog replayed | consumer joined (logged after describeGroups) |',
+    '|---|---:|---|---:|---:|---:|---:|---:|',
   );
+  const row = (label: string, ready: number, runs: any[]) =>
+    `| ${label} | **${fmt(ready, 2)}** | ${list(runs.map((x: any) => x.readySeconds), 2)} | ${phases(runs, 'startingSeconds')} | ${phases(runs, 'fingerprintersSeconds')} | ${phases(runs, 'snapshotLoadedSeconds')} | ${phases(runs, 'indexRecoveredSeconds')} | ${phases(runs, 'joinedSeconds')} |`;
+  lines.push(row(`${human(s.snapshotPages)}-fingerprint snapshot`, s.medianReadySecondsWithSnapshot, s.withSnapshot));
+  lines.push(row('empty (an empty snapshot from the previous run)', s.medianReadySecondsEmpty, s.empty));
 }
 
 function median(xs: number[]): number {

@@ -30,8 +30,8 @@ async function runJson(script: string, args: string[], env: Record<string, strin
   return JSON.parse(line!) as Record<string, number>;
 }
 
-export async function buildSnapshot(pages: number, dir: string, env: Record<string, string>): Promise<Record<string, number>> {
-  return runJson(SNAPSHOT_CASE, ['build', String(pages), dir], env, BIG_HEAP);
+export async function buildSnapshot(pages: number, dir: string, env: Record<string, string>, clusterId = 'bench-synthetic'): Promise<Record<string, number>> {
+  return runJson(SNAPSHOT_CASE, ['build', String(pages), dir, '7', clusterId], env, BIG_HEAP);
 }
 
 export interface SnapshotResult {
@@ -43,6 +43,8 @@ export interface SnapshotResult {
   medianLoadSeconds: number;
   medianRssAfterBytes: number;
   medianRssBeforeBytes: number;
+  /** Bytes of the loaded index and page store's arrays (Decider.byteLength). */
+  deciderBytes: number;
 }
 
 export async function snapshotCase(pages: number, runs: number, env: Record<string, string>): Promise<SnapshotResult> {
@@ -61,6 +63,7 @@ export async function snapshotCase(pages: number, runs: number, env: Record<stri
       medianLoadSeconds: median(loads.map((l) => l.loadSeconds!)),
       medianRssAfterBytes: median(loads.map((l) => l.rssAfterBytes!)),
       medianRssBeforeBytes: median(loads.map((l) => l.rssBeforeBytes!)),
+      deciderBytes: loads[0]!.deciderBytes!,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -151,7 +154,9 @@ export interface StartupRun {
   readySeconds: number;
   /** Node started and the entry point loaded. */
   startingSeconds: number | null;
-  /** Topics checked, schemas registered, fingerprinter built, snapshot read. */
+  /** Topics checked, schemas registered, fingerprinter and its worker threads built. */
+  fingerprintersSeconds: number | null;
+  /** Snapshot read and checked against the cluster and the changelog's end (absent without a snapshot). */
   snapshotLoadedSeconds: number | null;
   /** Producer fenced, changelog replayed from the snapshot's offsets. */
   indexRecoveredSeconds: number | null;
@@ -173,25 +178,31 @@ export async function startupCase(kafka: Kafka, stack: Stack, pages: number, run
   const names = runNames(stack, pagesTopic, 'ready');
   const emptyDir = await mkdtemp(join(tmpdir(), 'dedup-bench-empty-'));
   const snapDir = await mkdtemp(join(tmpdir(), 'dedup-bench-ready-'));
-  const once = async (dir: string): Promise<StartupRun> => {
+  const once = async (dir: string, expected: number): Promise<StartupRun> => {
     const s = await startProcess('pipeline', names, dir);
-    const logs = s.child.logs();
     await stopChild(s.child);
+    const logs = s.child.logs();
+    const recovered = /"msg":"index recovered"[^\n]*?"fingerprints":(\d+)/.exec(logs);
+    if (!recovered || Number(recovered[1]) !== expected) {
+      throw new Error(`start-up recovered ${recovered?.[1] ?? 'no'} fingerprints, expected ${expected}:\n${logs.slice(-3000)}`);
+    }
     return {
       readySeconds: s.readySeconds,
       startingSeconds: phase(logs, 'starting', s.spawnedAtMs),
+      fingerprintersSeconds: phase(logs, 'fingerprinting', s.spawnedAtMs),
       snapshotLoadedSeconds: phase(logs, 'snapshot loaded', s.spawnedAtMs),
       indexRecoveredSeconds: phase(logs, 'index recovered', s.spawnedAtMs),
       joinedSeconds: phase(logs, 'joined consumer group', s.spawnedAtMs),
     };
   };
   try {
-    await once(emptyDir); // creates the topics; not counted
+    await once(emptyDir, 0); // creates the topics; not counted
     const empty: StartupRun[] = [];
-    for (let i = 0; i < runs; i++) empty.push(await once(emptyDir));
-    await buildSnapshot(pages, snapDir, names.env);
+    for (let i = 0; i < runs; i++) empty.push(await once(emptyDir, 0));
+    const cluster = await withAdmin(kafka, async (admin) => (await admin.describeCluster()).clusterId);
+    await buildSnapshot(pages, snapDir, names.env, cluster);
     const withSnapshot: StartupRun[] = [];
-    for (let i = 0; i < runs; i++) withSnapshot.push(await once(snapDir));
+    for (let i = 0; i < runs; i++) withSnapshot.push(await once(snapDir, pages));
     return {
       snapshotPages: pages,
       withSnapshot,

@@ -33,7 +33,7 @@ const params = {
   runs: envInt('BENCH_RUNS', 3),
   warmupFraction: envInt('BENCH_WARMUP_FRACTION', 0.1),
   runTimeoutSeconds: envInt('BENCH_RUN_TIMEOUT_SECONDS', 600),
-  latencyFractions: (process.env.BENCH_LATENCY_FRACTIONS ?? '0.5,0.8').split(',').map(Number),
+  latencyFractions: (process.env.BENCH_LATENCY_FRACTIONS ?? '0.5,0.65,0.8').split(',').map(Number),
   latencySeconds: envInt('BENCH_LATENCY_SECONDS', 20),
   latencyWarmupSeconds: envInt('BENCH_LATENCY_WARMUP_SECONDS', 3),
   latencyPartitions: envInt('BENCH_LATENCY_PARTITIONS', 1),

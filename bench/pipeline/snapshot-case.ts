@@ -1,12 +1,13 @@
 /**
  * One snapshot case, in its own process (config from DEDUP_* as for `dedup run`):
  *
- *   node dist/bench/pipeline/snapshot-case.js build <pages> <dir> [seed]
+ *   node dist/bench/pipeline/snapshot-case.js build <pages> <dir> [seed] [clusterId]
  *     fills a decider with <pages> synthetic pages (ids p0..pN-1, seeded random
  *     fingerprints, 10% of them 1-3 bits from an earlier page and recorded as
  *     its duplicate) and writes the snapshot the pipeline would load.
  *     Pages go in through Decider.restore (what changelog replay does: insert
- *     without probing), so building 10M takes seconds, not minutes.
+ *     without probing). The pipeline accepts a snapshot only for its own
+ *     Kafka cluster, so give the cluster id when `dedup run` is to load it.
  *   node --expose-gc dist/bench/pipeline/snapshot-case.js load <dir>
  *     times readSnapshot, reports the file size and the process RSS.
  *
@@ -19,7 +20,7 @@ import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js
 import { syntheticPages } from './synthetic.js';
 import { readSnapshot, writeSnapshot, SNAPSHOT_FILE } from '../../src/app/state-snapshot.js';
 
-async function build(pages: number, dir: string, seed: number): Promise<Record<string, unknown>> {
+async function build(pages: number, dir: string, seed: number, clusterId: string): Promise<Record<string, unknown>> {
   const config = loadConfig(process.env);
   const plan = planFromConfig(config);
   const decider = createDecider(config, plan);
@@ -32,7 +33,7 @@ async function build(pages: number, dir: string, seed: number): Promise<Record<s
   const built = performance.now();
   const bytes = await writeSnapshot(
     dir,
-    { createdAt: new Date().toISOString(), clusterId: 'bench', changelogTopic: config.fingerprintsTopic, offsets: {}, k: config.k, plan, pages: decider.store.size },
+    { createdAt: new Date().toISOString(), clusterId, changelogTopic: config.fingerprintsTopic, offsets: {}, k: config.k, plan, pages: decider.store.size },
     decider.index,
     decider.store,
   );
@@ -61,6 +62,7 @@ async function load(dir: string): Promise<Record<string, unknown>> {
   return {
     pages: loaded.header.pages,
     fingerprints: loaded.index.size,
+    deciderBytes: loaded.index.byteLength + loaded.store.byteLength,
     loadSeconds: seconds,
     fileBytes: (await stat(join(dir, SNAPSHOT_FILE))).size,
     rssBeforeBytes: rssBefore,
@@ -69,8 +71,8 @@ async function load(dir: string): Promise<Record<string, unknown>> {
   };
 }
 
-const [mode, a, b, c] = process.argv.slice(2);
-const job = mode === 'build' ? build(Number(a), b!, Number(c ?? 7)) : mode === 'load' ? load(a!) : Promise.reject(new Error('usage: snapshot-case.js build <pages> <dir> [seed] | load <dir>'));
+const [mode, a, b, c, d] = process.argv.slice(2);
+const job = mode === 'build' ? build(Number(a), b!, Number(c ?? 7), d ?? 'bench-synthetic') : mode === 'load' ? load(a!) : Promise.reject(new Error('usage: snapshot-case.js build <pages> <dir> [seed] [clusterId] | load <dir>'));
 job.then(
   (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
   (error: unknown) => {
