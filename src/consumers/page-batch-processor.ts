@@ -39,6 +39,16 @@ export interface ProcessedChunk {
   readonly verdicts: Verdict[];
 }
 
+/** A chunk decoded and fingerprinted, not yet decided. */
+export interface PreparedChunk {
+  readonly records: readonly InputRecord[];
+  readonly timestamps: number[];
+  /** Per record: the page, or why it cannot be decided. */
+  readonly decoded: (CrawledPage | Error)[];
+  /** Fingerprints of the decoded pages, in order. */
+  readonly results: FingerprintResult[];
+}
+
 export interface ProcessorTopics {
   readonly sourceTopic: string;
   readonly novelTopic: string;
@@ -124,106 +134,120 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
     return { message: { key: record.key, value, headers }, code };
   }
 
-  return {
-    /**
-     * Decides a chunk. Throws only errors that are not the records' fault:
-     * retriable ones (registry outage: retry the chunk, do not dead-letter
-     * it) and WORKER_FAILED (restart the process). A retried chunk yields
-     * the same verdicts (recorded ids replay theirs).
-     */
-    async process(records: readonly InputRecord[]): Promise<ProcessedChunk> {
-      const novelMessages: OutputMessage[] = [];
-      const duplicateMessages: OutputMessage[] = [];
-      const deadLetterMessages: OutputMessage[] = [];
-      const changeMessages: OutputMessage[] = [];
-      const deadLetters = new Map<ErrorCode | 'UNKNOWN', number>();
-      const timestamps: number[] = [];
-      const verdicts: Verdict[] = [];
-      let novel = 0;
-      let duplicates = 0;
-
-      // Decode everything first, so the chunk's pages can be fingerprinted together.
-      const decoded: (CrawledPage | DedupError | Error)[] = [];
-      for (const record of records) {
-        const timestamp = Number(record.timestamp);
-        timestamps.push(timestamp);
-        try {
-          decoded.push(await codec.decodePage(record.value, timestamp));
-        } catch (error) {
-          if (error instanceof DedupError && error.retriable) throw error;
-          decoded.push(error instanceof Error ? error : new Error(String(error)));
-        }
+  /**
+   * Stage one of a chunk: decode every record and fingerprint the pages. It
+   * touches no decider state, so the consumer runs it for the next chunk
+   * while the current one is decided and committed.
+   */
+  async function prepare(records: readonly InputRecord[]): Promise<PreparedChunk> {
+    const timestamps: number[] = [];
+    const decoded: (CrawledPage | Error)[] = [];
+    for (const record of records) {
+      const timestamp = Number(record.timestamp);
+      timestamps.push(timestamp);
+      try {
+        decoded.push(await codec.decodePage(record.value, timestamp));
+      } catch (error) {
+        if (error instanceof DedupError && error.retriable) throw error;
+        decoded.push(error instanceof Error ? error : new Error(String(error)));
       }
-      const pages = decoded.filter((d): d is CrawledPage => !(d instanceof Error));
-      const results = await fingerprintAll(pages);
+    }
+    const pages = decoded.filter((d): d is CrawledPage => !(d instanceof Error));
+    const results = await fingerprintAll(pages);
+    return { records, timestamps, decoded, results };
+  }
 
-      let next = 0;
-      for (let i = 0; i < records.length; i++) {
-        const record = records[i]!;
-        const item = decoded[i]!;
-        let page: CrawledPage;
-        let verdict: Verdict;
-        let short: boolean;
-        try {
-          if (item instanceof Error) throw item;
-          page = item;
-          const result = results[next++]!;
-          if (result.empty) throw new DedupError('PAGE_EMPTY', 'page has no text content to fingerprint');
-          short = result.short;
-          const started = process.hrtime.bigint();
-          verdict = decider.decide({ id: page.id, hi: result.hi, lo: result.lo, short, fetchedAt: page.fetchedAt });
-          if (metrics) {
-            metrics.probeDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-            if (!verdict.repeated) metrics.probeCandidates.observe(verdict.candidates);
-          }
-        } catch (error) {
-          const { message, code } = deadLetter(record, error);
-          deadLetterMessages.push(message);
-          deadLetters.set(code, (deadLetters.get(code) ?? 0) + 1);
-          continue;
+  /** Stage two: decide in order (this is where state changes) and encode the outputs. */
+  async function decide(prepared: PreparedChunk): Promise<ProcessedChunk> {
+    const { records, timestamps, decoded, results } = prepared;
+    const novelMessages: OutputMessage[] = [];
+    const duplicateMessages: OutputMessage[] = [];
+    const deadLetterMessages: OutputMessage[] = [];
+    const changeMessages: OutputMessage[] = [];
+    const deadLetters = new Map<ErrorCode | 'UNKNOWN', number>();
+    const verdicts: Verdict[] = [];
+    let novel = 0;
+    let duplicates = 0;
+    let next = 0;
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      const item = decoded[i]!;
+      let page: CrawledPage;
+      let verdict: Verdict;
+      let short: boolean;
+      try {
+        if (item instanceof Error) throw item;
+        page = item;
+        const result = results[next++]!;
+        if (result.empty) throw new DedupError('PAGE_EMPTY', 'page has no text content to fingerprint');
+        short = result.short;
+        const started = process.hrtime.bigint();
+        verdict = decider.decide({ id: page.id, hi: result.hi, lo: result.lo, short, fetchedAt: page.fetchedAt });
+        if (metrics) {
+          metrics.probeDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+          if (!verdict.repeated) metrics.probeCandidates.observe(verdict.candidates);
         }
-        verdicts.push(verdict);
-        if (verdict.verdict === 'novel') {
-          novel++;
-          novelMessages.push({ key: page.id, value: await codec.encodeNovel({ page, hi: verdict.hi, lo: verdict.lo }) });
-        } else {
-          duplicates++;
-          duplicateMessages.push({
-            key: page.id,
-            value: await codec.encodeDuplicate({
-              page,
-              hi: verdict.hi,
-              lo: verdict.lo,
-              duplicateOf: verdict.duplicateOf!,
-              distance: verdict.distance!,
-              duplicateOfHi: verdict.duplicateOfHi,
-              duplicateOfLo: verdict.duplicateOfLo,
-            }),
-          });
-        }
-        // Written for repeated ids too: if the first attempt's transaction
-        // aborted, this is the copy that lands.
-        changeMessages.push({
+      } catch (error) {
+        const { message, code } = deadLetter(record, error);
+        deadLetterMessages.push(message);
+        deadLetters.set(code, (deadLetters.get(code) ?? 0) + 1);
+        continue;
+      }
+      verdicts.push(verdict);
+      if (verdict.verdict === 'novel') {
+        novel++;
+        novelMessages.push({ key: page.id, value: await codec.encodeNovel({ page, hi: verdict.hi, lo: verdict.lo }) });
+      } else {
+        duplicates++;
+        duplicateMessages.push({
           key: page.id,
-          value: await codec.encodeChange({
-            id: page.id,
+          value: await codec.encodeDuplicate({
+            page,
             hi: verdict.hi,
             lo: verdict.lo,
-            short,
-            duplicateOf: verdict.duplicateOf,
-            distance: verdict.distance ?? 0,
-            fetchedAt: page.fetchedAt,
-            sequence: verdict.sequence,
+            duplicateOf: verdict.duplicateOf!,
+            distance: verdict.distance!,
+            duplicateOfHi: verdict.duplicateOfHi,
+            duplicateOfLo: verdict.duplicateOfLo,
           }),
         });
       }
+      // Written for repeated ids too: if the first attempt's transaction
+      // aborted, this is the copy that lands.
+      changeMessages.push({
+        key: page.id,
+        value: await codec.encodeChange({
+          id: page.id,
+          hi: verdict.hi,
+          lo: verdict.lo,
+          short,
+          duplicateOf: verdict.duplicateOf,
+          distance: verdict.distance ?? 0,
+          fetchedAt: page.fetchedAt,
+          sequence: verdict.sequence,
+        }),
+      });
+    }
 
-      const topicMessages = new Map<string, OutputMessage[]>();
-      if (novelMessages.length) topicMessages.set(topics.novelTopic, novelMessages);
-      if (duplicateMessages.length) topicMessages.set(topics.duplicateTopic, duplicateMessages);
-      if (deadLetterMessages.length) topicMessages.set(topics.deadLetterTopic, deadLetterMessages);
-      if (changeMessages.length) topicMessages.set(topics.fingerprintsTopic, changeMessages);
-      return { topicMessages, novel, duplicates, deadLetters, timestamps, verdicts };
+    const topicMessages = new Map<string, OutputMessage[]>();
+    if (novelMessages.length) topicMessages.set(topics.novelTopic, novelMessages);
+    if (duplicateMessages.length) topicMessages.set(topics.duplicateTopic, duplicateMessages);
+    if (deadLetterMessages.length) topicMessages.set(topics.deadLetterTopic, deadLetterMessages);
+    if (changeMessages.length) topicMessages.set(topics.fingerprintsTopic, changeMessages);
+    return { topicMessages, novel, duplicates, deadLetters, timestamps, verdicts };
+  }
+
+  return {
+    prepare,
+    decide,
+    /**
+     * Decides a chunk: prepare, then decide. Throws only errors that are not
+     * the records' fault: retriable ones (registry outage: retry the chunk,
+     * do not dead-letter it) and WORKER_FAILED (restart the process). A
+     * retried chunk yields the same verdicts (recorded ids replay theirs).
+     */
+    async process(records: readonly InputRecord[]): Promise<ProcessedChunk> {
+      return decide(await prepare(records));
     },
   };
 }
