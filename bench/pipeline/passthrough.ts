@@ -47,8 +47,9 @@ async function main(): Promise<void> {
   await producer.connect();
 
   const stub = Buffer.alloc(CHANGE_STUB_BYTES, 1);
-  const processor: Pick<PageBatchProcessor, 'process'> = {
-    async process(records: readonly InputRecord[]): Promise<ProcessedChunk> {
+  // No decoding, no fingerprinting: `prepare` only carries the records, and
+  // `decide` forwards them, so the consumer's two stages cost nothing.
+  const forward = async (records: readonly InputRecord[]): Promise<ProcessedChunk> => {
       const forwarded: OutputMessage[] = [];
       const changes: OutputMessage[] = [];
       const timestamps: number[] = [];
@@ -62,12 +63,16 @@ async function main(): Promise<void> {
         [config.fingerprintsTopic, changes],
       ]);
       return { topicMessages, novel: records.length, duplicates: 0, deadLetters: new Map(), timestamps, verdicts: [] };
-    },
+  };
+  const processor: PageBatchProcessor = {
+    prepare: async (records) => ({ records, timestamps: [], decoded: [], results: [] }),
+    decide: (prepared) => forward(prepared.records),
+    process: forward,
   };
 
   let fail!: (error: unknown) => void;
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
-  const consumer = createCrawledPagesConsumer({ kafka, config, processor: processor as PageBatchProcessor, producer, metrics, logger, onFatal: (e) => fail(e) });
+  const consumer = createCrawledPagesConsumer({ kafka, config, processor, producer, metrics, logger, onFatal: (e) => fail(e) });
   joined = () => consumer.joined;
   await consumer.start();
   logger.info('passthrough running', { metricsPort: server.port });

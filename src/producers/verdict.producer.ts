@@ -27,14 +27,52 @@ export interface VerdictProducer {
   disconnect(): Promise<void>;
 }
 
-/** kafkajs error names that mean another producer took over: never retry, stop. */
+/** kafkajs error types that mean another producer took over: never retry, stop. */
 const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED']);
+/** A record larger than an output topic accepts: retrying cannot help, and would stall the partition. */
+const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
-function isFenced(error: unknown): boolean {
+function errorTypeIn(error: unknown, types: Set<string>): boolean {
   for (let e: unknown = error; e; e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError) {
-    if (FENCED.has((e as { type?: string }).type ?? '')) return true;
+    if (types.has((e as { type?: string }).type ?? '')) return true;
   }
   return false;
+}
+
+/**
+ * kafkajs puts all of a request's records for one partition in ONE record
+ * batch, and a batch larger than the topic's max.message.bytes is refused
+ * whole. So a transaction's records go out in requests of at most this many
+ * bytes: any output topic then takes them unless a single record is itself
+ * over its limit.
+ */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+type TopicMessages = { topic: string; messages: OutputMessage[] }[];
+
+/** Cuts the messages into requests of at most MAX_REQUEST_BYTES (a larger single record gets a request of its own). */
+export function splitRequests(topicMessages: Map<string, OutputMessage[]>, maxBytes = MAX_REQUEST_BYTES): TopicMessages[] {
+  const requests: TopicMessages[] = [];
+  let current: TopicMessages = [];
+  let bytes = 0;
+  for (const [topic, messages] of topicMessages) {
+    let group: OutputMessage[] = [];
+    for (const message of messages) {
+      const size = message.value.length + (message.key?.length ?? 0) + 64;
+      if (bytes + size > maxBytes && bytes > 0) {
+        if (group.length > 0) current.push({ topic, messages: group });
+        requests.push(current);
+        current = [];
+        group = [];
+        bytes = 0;
+      }
+      group.push(message);
+      bytes += size;
+    }
+    if (group.length > 0) current.push({ topic, messages: group });
+  }
+  if (current.length > 0) requests.push(current);
+  return requests;
 }
 
 export function createVerdictProducer(kafka: Kafka, transactionalId: string): VerdictProducer {
@@ -61,11 +99,8 @@ export function createVerdictProducer(kafka: Kafka, transactionalId: string): Ve
     async commit(topicMessages, consumerGroupId, offsets) {
       const transaction = await producer.transaction();
       try {
-        if (topicMessages.size > 0) {
-          await transaction.sendBatch({
-            acks: -1,
-            topicMessages: [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
-          });
+        for (const request of splitRequests(topicMessages)) {
+          await transaction.sendBatch({ acks: -1, topicMessages: request });
         }
         await transaction.sendOffsets({
           consumerGroupId,
@@ -74,11 +109,17 @@ export function createVerdictProducer(kafka: Kafka, transactionalId: string): Ve
         await transaction.commit();
       } catch (error) {
         await transaction.abort().catch(() => undefined);
-        const fenced = isFenced(error);
-        throw new DedupError('KAFKA', `transaction failed${fenced ? ' (fenced by a newer instance)' : ''}: ${(error as Error).message}`, {
+        const fenced = errorTypeIn(error, FENCED);
+        const tooLarge = errorTypeIn(error, TOO_LARGE);
+        const why = fenced
+          ? ' (fenced by a newer instance)'
+          : tooLarge
+            ? ' (a record is larger than an output topic accepts: raise its max.message.bytes to at least 2 x maxPageBytes + 1 MiB, as the topics this process creates have)'
+            : '';
+        throw new DedupError('KAFKA', `transaction failed${why}: ${(error as Error).message}`, {
           cause: error,
-          retriable: !fenced,
-          details: { fenced },
+          retriable: !fenced && !tooLarge,
+          details: { fenced, tooLarge },
         });
       }
     },
