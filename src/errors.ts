@@ -75,10 +75,6 @@ export class ConfigError extends DedupError {
   }
 }
 
-export function isDedupError(error: unknown): error is DedupError {
-  return error instanceof DedupError;
-}
-
 /** The code of any error: ours, or 'KAFKA'/'REGISTRY' style for wrapped ones, else 'UNKNOWN'. */
 export function errorCode(error: unknown): ErrorCode | 'UNKNOWN' {
   return error instanceof DedupError ? error.code : 'UNKNOWN';

@@ -12,7 +12,6 @@
  *   5. the consumer joins the group; ready once it has joined
  */
 import { Registry } from 'prom-client';
-import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import { availableParallelism } from 'node:os';
@@ -22,7 +21,7 @@ import { createDecider, featureOptionsFromConfig, planFromConfig, samePlan } fro
 import type { Decider } from '../dedup/decider.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/metrics-server.js';
-import { createRecordCodec } from '../wire/record-codec.js';
+import { createRecordCodecFromConfig } from '../wire/record-codec.js';
 import { createPageBatchProcessor } from '../consumers/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
 import { clusterId, endOffsets, replayChangelog } from '../consumers/changelog.replay.js';
@@ -43,25 +42,25 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
   let decider: Decider | null = null;
   let consumer: CrawledPagesConsumer | null = null;
   const plan = planFromConfig(config);
+  /** Ready = the index is loaded and the consumer has joined its group. */
+  const ready = (): boolean => decider !== null && (consumer?.joined ?? false);
   const metrics = createMetrics(registry, {
     indexFingerprints: () => decider?.index.size ?? 0,
     indexBytes: () => decider?.byteLength ?? 0,
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
     indexTables: () => plan.tables.length,
     planCandidatesPerProbe: () => describePlan(plan, Math.max(1, decider?.index.size ?? 1)).expectedCandidatesPerProbe,
-    ready: () => decider !== null && (consumer?.joined ?? false),
+    ready,
   });
   let server: MetricsServer | null = null;
   if (config.metricsPort > 0) {
-    server = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry, ready: () => decider !== null && (consumer?.joined ?? false) });
+    server = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry, ready });
     logger.info('metrics server listening', { host: config.metricsHost, port: server.port });
   }
 
   const kafka = createKafka(config, logger);
   if (config.createTopics) await ensureTopics(kafka, config, logger);
-  const format = config.outputFormat === 'auto' ? (config.schemaRegistryUrl ? 'avro' : 'json') : config.outputFormat;
-  const schemaRegistry = config.schemaRegistryUrl ? new SchemaRegistry({ host: config.schemaRegistryUrl, clientId: config.clientId }) : null;
-  const codec = await createRecordCodec({ registry: schemaRegistry, format, topics: config, maxPageBytes: config.maxPageBytes });
+  const codec = await createRecordCodecFromConfig(config);
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
   const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
   const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;

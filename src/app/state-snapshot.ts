@@ -10,7 +10,7 @@
  * file is written to a temporary name, fsynced and renamed, so a crash leaves
  * the previous snapshot intact.
  */
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DedupError } from '../errors.js';
 import { FingerprintIndex, type TablePlan } from '../index/index.js';
@@ -87,8 +87,4 @@ export async function readSnapshot(dir: string): Promise<LoadedSnapshot | null> 
   const index = FingerprintIndex.fromBuffer(bytes.subarray(start, start + header.indexBytes));
   const store = PageStore.fromBuffer(bytes.subarray(start + header.indexBytes));
   return { header, index, store };
-}
-
-export async function removeSnapshot(dir: string): Promise<void> {
-  await rm(join(dir, SNAPSHOT_FILE), { force: true });
 }

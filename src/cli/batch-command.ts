@@ -11,7 +11,7 @@
 import { createReadStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { DedupError, errorCode } from '../errors.js';
-import { createFingerprinter, type Fingerprinter } from '../fingerprint/index.js';
+import type { Fingerprinter } from '../fingerprint/index.js';
 import { fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
 import type { Decider } from '../dedup/decider.js';
 import { decodeUtf8, toCrawledPage } from '../wire/crawled-page.js';
@@ -113,4 +113,3 @@ export function inputStream(path: string | undefined): AsyncIterable<Buffer> {
   return path && path !== '-' ? createReadStream(path) : (process.stdin as AsyncIterable<Buffer>);
 }
 
-export { createFingerprinter };

@@ -43,7 +43,7 @@ const VERSION = 2;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function grow<T extends Uint8Array | Uint32Array>(array: T, needed: number): T {
+function grow<T extends Uint8Array | Uint32Array | Float64Array>(array: T, needed: number): T {
   if (needed <= array.length) return array;
   let size = Math.max(16, array.length);
   while (size < needed) size *= 2;
@@ -160,7 +160,7 @@ export class PageStore {
       this.distances = grow(this.distances, need);
       this.flags = grow(this.flags, need);
       this.fetchedAt = grow(this.fetchedAt, need);
-      this.sequences = growF64(this.sequences, need);
+      this.sequences = grow(this.sequences, need);
     }
     this.ownEntry[ref] = this.addEntry(id);
     this.dupEntry[ref] = dupEntry;
@@ -263,7 +263,7 @@ export class PageStore {
     if (version !== VERSION) throw new DedupError('SNAPSHOT_INVALID', `page store: unknown version ${version}`);
     if (slots === 0 || (slots & (slots - 1)) !== 0) throw new DedupError('SNAPSHOT_INVALID', 'page store: bad table size');
     const store = new PageStore(1);
-    store.sequences = growF64(new Float64Array(copyBytes(reader.bytes(n! * 8)).buffer), n!);
+    store.sequences = grow(new Float64Array(copyBytes(reader.bytes(n! * 8)).buffer), n!);
     for (let i = 0; i < n!; i++) if (store.sequences[i]! >= store.nextSeq) store.nextSeq = store.sequences[i]! + 1;
     store.tableHi = reader.u32(slots!);
     store.tableLo = reader.u32(slots!);
@@ -292,15 +292,6 @@ function copyBytes(bytes: Uint8Array): Uint8Array {
   const out = new Uint8Array(bytes.byteLength);
   out.set(bytes);
   return out;
-}
-
-function growF64(array: Float64Array, needed: number): Float64Array {
-  if (needed <= array.length) return array;
-  let size = Math.max(16, array.length);
-  while (size < needed) size *= 2;
-  const next = new Float64Array(size);
-  next.set(array);
-  return next;
 }
 
 function u32bytes(a: Uint32Array): Uint8Array {

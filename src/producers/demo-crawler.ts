@@ -3,12 +3,11 @@
  * topic, Avro through the registry when one is configured, JSON otherwise,
  * optionally paced, optionally with the bad records a real crawler produces.
  */
-import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
 import { createKafka, ensureTopics } from '../app/kafka-client.js';
 import type { Logger } from '../app/logger.js';
-import { createRecordCodec } from '../wire/record-codec.js';
+import { createRecordCodecFromConfig } from '../wire/record-codec.js';
 import { demoPages } from './demo-pages.js';
 
 /** Records a crawler sends by mistake; each must end in the dead-letter topic. */
@@ -30,9 +29,7 @@ export async function publishDemoPages(
 ): Promise<number> {
   const kafka = createKafka(config, logger);
   if (config.createTopics) await ensureTopics(kafka, config, logger);
-  const registry = config.schemaRegistryUrl ? new SchemaRegistry({ host: config.schemaRegistryUrl }) : null;
-  const format = config.outputFormat === 'auto' ? (registry ? 'avro' : 'json') : config.outputFormat;
-  const codec = await createRecordCodec({ registry, format, topics: config, maxPageBytes: config.maxPageBytes });
+  const codec = await createRecordCodecFromConfig(config);
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   await producer.connect();
   let sent = 0;

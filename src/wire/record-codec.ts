@@ -58,8 +58,6 @@ export interface RecordCodec {
   encodeDuplicate(record: DuplicateRecord): Promise<Buffer>;
   encodeChange(change: FingerprintChange): Promise<Buffer>;
   decodeChange(value: Buffer): Promise<FingerprintChange>;
-  decodeNovel(value: Buffer): Promise<Record<string, unknown>>;
-  decodeDuplicate(value: Buffer): Promise<Record<string, unknown>>;
 }
 
 export interface CodecTopics {
@@ -90,6 +88,19 @@ function firstNonSpace(buffer: Buffer): number {
     if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0xef && c !== 0xbb && c !== 0xbf) return c;
   }
   return -1;
+}
+
+/**
+ * The codec the config asks for: Avro through the registry when one is set
+ * (outputFormat auto or avro), JSON otherwise. Used by the pipeline and the
+ * demo crawler alike, so both always speak the same format.
+ */
+export function createRecordCodecFromConfig(
+  config: CodecTopics & { schemaRegistryUrl: string; outputFormat: 'auto' | 'avro' | 'json'; clientId: string; maxPageBytes: number },
+): Promise<RecordCodec> {
+  const registry = config.schemaRegistryUrl ? new SchemaRegistry({ host: config.schemaRegistryUrl, clientId: config.clientId }) : null;
+  const format = config.outputFormat === 'auto' ? (registry ? 'avro' : 'json') : config.outputFormat;
+  return createRecordCodec({ registry, format, topics: config, maxPageBytes: config.maxPageBytes });
 }
 
 /** Registers the product's schemas (subject = <topic>-value) and returns the codec. */
@@ -220,12 +231,6 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
         fetchedAt: typeof r.fetchedAt === 'number' ? r.fetchedAt : 0,
         sequence: typeof r.sequence === 'number' ? r.sequence : -1,
       };
-    },
-    async decodeNovel(value) {
-      return (await decodeAny(value)) as Record<string, unknown>;
-    },
-    async decodeDuplicate(value) {
-      return (await decodeAny(value)) as Record<string, unknown>;
     },
   };
 }
