@@ -16,8 +16,8 @@
  */
 import { Registry } from 'prom-client';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/app/logger.js';
-import { createKafka, ensureTopics } from '../../src/app/kafka-client.js';
+import { createLogger } from '../../src/logger.js';
+import { createKafka, ensureTopics } from '../../src/kafka/client.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { startMetricsServer } from '../../src/metrics/metrics-server.js';
 import { createVerdictProducer } from '../../src/producers/verdict.producer.js';

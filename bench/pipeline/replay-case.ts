@@ -11,8 +11,8 @@
  */
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/app/logger.js';
-import { createKafka } from '../../src/app/kafka-client.js';
+import { createLogger } from '../../src/logger.js';
+import { createKafka } from '../../src/kafka/client.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { createRecordCodec } from '../../src/wire/record-codec.js';
 import { replayChangelog } from '../../src/consumers/changelog.replay.js';

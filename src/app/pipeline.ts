@@ -26,8 +26,8 @@ import { createPageBatchProcessor } from '../consumers/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
 import { clusterId, endOffsets, replayChangelog } from '../consumers/changelog.replay.js';
 import { createVerdictProducer } from '../producers/verdict.producer.js';
-import { createKafka, ensureTopics } from './kafka-client.js';
-import type { Logger } from './logger.js';
+import { createKafka, ensureTopics } from '../kafka/client.js';
+import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
 
 export interface Pipeline {

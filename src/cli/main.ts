@@ -17,7 +17,7 @@ import { createFingerprinter } from '../fingerprint/index.js';
 import { fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
 import { describePlan } from '../index/index.js';
 import { createDecider, featureOptionsFromConfig, planFromConfig } from '../dedup/create-decider.js';
-import { createLogger } from '../app/logger.js';
+import { createLogger } from '../logger.js';
 import { inputStream, runBatch } from './batch-command.js';
 
 const USAGE = `usage: dedup <command> [--option=value ...]

@@ -11,7 +11,7 @@ import type { Kafka } from 'kafkajs';
 import { DedupError } from '../errors.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import type { Decider } from '../dedup/decider.js';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../logger.js';
 
 export interface ReplayResult {
   records: number;

@@ -12,8 +12,8 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
-import type { Logger } from '../app/logger.js';
-import { kafkaClientId } from '../app/kafka-client.js';
+import type { Logger } from '../logger.js';
+import { kafkaClientId } from '../kafka/client.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { VerdictProducer } from '../producers/verdict.producer.js';
 import type { InputRecord, PageBatchProcessor, ProcessedChunk } from './page-batch-processor.js';

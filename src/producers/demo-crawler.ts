@@ -5,8 +5,8 @@
  */
 import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
-import { createKafka, ensureTopics } from '../app/kafka-client.js';
-import type { Logger } from '../app/logger.js';
+import { createKafka, ensureTopics } from '../kafka/client.js';
+import type { Logger } from '../logger.js';
 import { createRecordCodecFromConfig } from '../wire/record-codec.js';
 import { demoPages } from './demo-pages.js';
 

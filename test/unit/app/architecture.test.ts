@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'src');
-const FORBIDDEN = [/from 'kafkajs'/, /@kafkajs\//, /prom-client/, /from 'node:http'/, /from 'node:fs/, /process\.env/, /\.\.\/(consumers|producers|app|metrics|cli|wire)\//];
+const FORBIDDEN = [/from 'kafkajs'/, /@kafkajs\//, /prom-client/, /from 'node:http'/, /from 'node:fs/, /process\.env/, /\.\.\/(consumers|producers|app|metrics|cli|wire|kafka)\//];
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -25,6 +25,15 @@ test('core modules stay pure', () => {
     for (const pattern of FORBIDDEN) if (pattern.test(text) && !file.endsWith('fingerprint-pool.ts')) crossings.push(`${file}: ${pattern}`);
   }
   assert.deepEqual(crossings, []);
+});
+
+test('nothing but the entry point imports app/: the flow reads consume, core, produce', () => {
+  const importers: string[] = [];
+  for (const file of files(SRC)) {
+    if (file.includes(`${join('src', 'app')}`) || file.endsWith(join('cli', 'main.ts'))) continue;
+    if (/from '[^']*\/app\/[^']*'/.test(readFileSync(file, 'utf8'))) importers.push(file);
+  }
+  assert.deepEqual(importers, []);
 });
 
 test('every error code is documented in docs/operations.md', () => {

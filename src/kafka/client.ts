@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Kafka, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
-import { kafkaLogCreator, type Logger } from './logger.js';
+import { kafkaLogCreator, type Logger } from '../logger.js';
 
 /** Unique per instance, so a group member can be recognised as this instance's predecessor. */
 export function kafkaClientId(config: DedupConfig): string {
