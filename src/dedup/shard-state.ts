@@ -1,0 +1,182 @@
+/**
+ * One shard of a sharded index: the pages whose id hashes to this shard, in a
+ * permuted-table index of their own, plus what the shard remembers of each
+ * (id, fetch time, global sequence number).
+ *
+ * The sharded pipeline puts every decided page in exactly one shard (its
+ * *home*, by id hash) and asks every shard about every page, in the one global
+ * order of the sequence log. A shard answers "my closest page within k bits
+ * that came before sequence n" (ties to the smallest sequence); the closest of
+ * the shards' answers is what a single index holding every page would have
+ * answered, because the shards partition the pages and "closest, then
+ * earliest" is a total order on candidates. Why by id and not by table
+ * prefix: a page is then stored once (memory per instance falls as 1/S, the
+ * page store included, not t/S), a re-sent id always meets its own home shard
+ * (which recognises it), and every shard already reads the whole sequence, so
+ * broadcasting a probe costs no extra message, only one local probe per shard
+ * (see docs/architecture.md for the cost model).
+ *
+ * Pure: no Kafka, no I/O.
+ */
+import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
+import { FLAG_SHORT, PageStore } from './page-store.js';
+import { hashString64, type Hash64 } from './string-hash.js';
+
+export interface ShardCandidate {
+  /** Local ref of the candidate in this shard. */
+  readonly ref: number;
+  readonly distance: number;
+  /** Global sequence number of the candidate's decision. */
+  readonly sequence: number;
+}
+
+const idHash: Hash64 = { hi: 0, lo: 0 };
+
+/** The shard a page id lives in: a frozen function of the id (changing it moves every page). */
+export function homeShard(id: string, shards: number): number {
+  hashString64(id, idHash);
+  // hi is uniform over 2^32; multiply-shift maps it onto [0, shards) without modulo bias.
+  return Math.floor((idHash.hi >>> 0) * shards / 4294967296);
+}
+
+export class ShardState {
+  readonly shard: number;
+  readonly index: FingerprintIndex;
+  readonly store: PageStore;
+  readonly k: number;
+  /** Next global sequence number this shard has not applied yet. */
+  position = 0;
+  private readonly hits: QueryResult = createQueryResult(64);
+  private readonly fp = new Uint32Array(2);
+
+  constructor(shard: number, plan: TablePlan, k: number, initialCapacity = 1024) {
+    this.shard = shard;
+    this.index = FingerprintIndex.create({ plan, initialCapacity });
+    this.store = new PageStore();
+    this.k = k;
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  get byteLength(): number {
+    return this.index.byteLength + this.store.byteLength;
+  }
+
+  /** Ref of a page id recorded here, or -1. */
+  lookup(id: string): number {
+    return this.store.lookup(id);
+  }
+
+  /**
+   * The closest page within k bits decided before `before` (global sequence),
+   * ties to the smallest sequence; short pages (too few features) match only
+   * exactly, as in the single-index decider. Null when there is none.
+   */
+  closestBefore(hi: number, lo: number, short: boolean, before: number): ShardCandidate | null {
+    const hits = this.hits;
+    this.index.query(hi, lo, this.k, hits);
+    const store = this.store;
+    let best = -1;
+    let bestDistance = 65;
+    let bestSequence = Infinity;
+    for (let i = 0; i < hits.count; i++) {
+      const ref = hits.refs[i]!;
+      const distance = hits.distances[i]!;
+      const sequence = store.sequenceOf(ref);
+      if (sequence >= before) continue;
+      if (distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
+      if (distance < bestDistance || (distance === bestDistance && sequence < bestSequence)) {
+        best = ref;
+        bestDistance = distance;
+        bestSequence = sequence;
+      }
+    }
+    return best < 0 ? null : { ref: best, distance: bestDistance, sequence: bestSequence };
+  }
+
+  /** Records a page decided at global sequence `sequence`; returns its ref. A known id is left as it is. */
+  insert(id: string, hi: number, lo: number, short: boolean, fetchedAtMs: number, sequence: number): number {
+    const known = this.store.lookup(id);
+    if (known >= 0) return known;
+    const ref = this.index.insert(hi, lo);
+    this.store.recordById(ref, id, null, 0, short ? FLAG_SHORT : 0, Math.max(0, Math.floor(fetchedAtMs / 1000)), sequence);
+    return ref;
+  }
+
+  /** Fingerprint of a ref as [hi, lo], or null once evicted. */
+  fingerprintOf(ref: number): [number, number] | null {
+    return this.index.fingerprintOf(ref, this.fp) ? [this.fp[0]!, this.fp[1]!] : null;
+  }
+
+  idOf(ref: number): string {
+    return this.store.idOf(ref);
+  }
+
+  sequenceOf(ref: number): number {
+    return this.store.sequenceOf(ref);
+  }
+
+  isShort(ref: number): boolean {
+    return (this.store.flagsOf(ref) & FLAG_SHORT) !== 0;
+  }
+}
+
+/** What applying one sequence record to the shards held here yields. */
+export interface ShardOutputs {
+  /** The closest earlier page of each shard that has one. */
+  hits: { shard: number; id: string; distance: number; candidateSequence: number; hi: number | null; lo: number | null }[];
+  /** Set when the page's home shard is held here and already knows its id. */
+  repeat: { shard: number; first: number; hi: number; lo: number; short: boolean } | null;
+  /** Set when the page was recorded in its home shard (held here): the changelog entry to write. */
+  inserted: { shard: number } | null;
+}
+
+export interface SequencedPage {
+  readonly type: 'probe' | 'reprobe';
+  readonly id: string;
+  readonly hi: number;
+  readonly lo: number;
+  readonly short: boolean;
+  readonly fetchedAt?: number;
+  /** For a reprobe: the sequence to answer as of. */
+  readonly asOf?: number;
+}
+
+/**
+ * Applies the record at global sequence `sequence` to every shard in `held`
+ * whose position has not passed it, in the one order every instance applies
+ * them: probe each shard (only pages before the record count), then record a
+ * new page in its home shard. A reprobe only asks, as of its `asOf`.
+ * Deterministic: any instance holding a shard computes the same outputs.
+ */
+export function applySequenced(held: Iterable<ShardState>, shardCount: number, page: SequencedPage, sequence: number): ShardOutputs {
+  const out: ShardOutputs = { hits: [], repeat: null, inserted: null };
+  const home = page.type === 'probe' ? homeShard(page.id, shardCount) : -1;
+  const before = page.type === 'reprobe' ? page.asOf! : sequence;
+  for (const shard of held) {
+    if (shard.position > sequence) continue;
+    shard.position = sequence + 1;
+    if (shard.shard === home) {
+      const known = shard.lookup(page.id);
+      if (known >= 0) {
+        // A re-sent id: its answer is the one it got as of its first sequence,
+        // which the emitter asks for with a reprobe. Nothing changes here.
+        const fp = shard.fingerprintOf(known);
+        out.repeat = { shard: shard.shard, first: shard.sequenceOf(known), hi: fp ? fp[0] : page.hi >>> 0, lo: fp ? fp[1] : page.lo >>> 0, short: shard.isShort(known) };
+        continue;
+      }
+    }
+    const best = shard.closestBefore(page.hi, page.lo, page.short, before);
+    if (best) {
+      const fp = shard.fingerprintOf(best.ref);
+      out.hits.push({ shard: shard.shard, id: shard.idOf(best.ref), distance: best.distance, candidateSequence: best.sequence, hi: fp ? fp[0] : null, lo: fp ? fp[1] : null });
+    }
+    if (shard.shard === home) {
+      shard.insert(page.id, page.hi, page.lo, page.short, page.fetchedAt ?? 0, sequence);
+      out.inserted = { shard: shard.shard };
+    }
+  }
+  return out;
+}

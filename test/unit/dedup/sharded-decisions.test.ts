@@ -1,0 +1,137 @@
+/**
+ * The sharded index decides as one index would: S shards (pages by id hash,
+ * every shard probed "as of" the page's sequence number) joined by watermarks
+ * give, page by page, the verdict of the single-index Decider over the same
+ * order. A property over many seeded streams: near-duplicates planted within
+ * and beyond k, exact copies, short pages, ids sent again with the same or
+ * another fingerprint, and answers delivered in batches.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Decider } from '../../../src/dedup/decider.js';
+import { ShardState, applySequenced, homeShard, type SequencedPage } from '../../../src/dedup/shard-state.js';
+import { AnswerJoin, type JoinedVerdict } from '../../../src/dedup/answer-join.js';
+import type { AnswerRecord } from '../../../src/dedup/shard-protocol.js';
+import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Page { id: string; hi: number; lo: number; short: boolean; fetchedAt: number }
+
+function stream(seed: number, n: number): Page[] {
+  const r = rng(seed);
+  const pages: Page[] = [];
+  for (let i = 0; i < n; i++) {
+    const roll = r();
+    if (roll < 0.45 || pages.length === 0) {
+      pages.push({ id: `p${i}`, hi: (r() * 2 ** 32) >>> 0, lo: (r() * 2 ** 32) >>> 0, short: r() < 0.05, fetchedAt: 1_700_000_000_000 + i });
+      continue;
+    }
+    const base = pages[Math.floor(r() * pages.length)]!;
+    if (roll < 0.55) {
+      // an id sent again: the same fingerprint, or another one
+      pages.push(r() < 0.5 ? { ...base } : { ...base, hi: (r() * 2 ** 32) >>> 0 });
+      continue;
+    }
+    let { hi, lo } = base;
+    const flips = Math.floor(r() * 6); // 0..5 bits: within and beyond k = 3
+    for (let f = 0; f < flips; f++) {
+      const bit = Math.floor(r() * 64);
+      if (bit < 32) hi = (hi ^ (1 << bit)) >>> 0;
+      else lo = (lo ^ (1 << (bit - 32))) >>> 0;
+    }
+    pages.push({ id: `p${i}`, hi, lo, short: r() < 0.05 ? !base.short : base.short, fetchedAt: 1_700_000_000_000 + i });
+  }
+  return pages;
+}
+
+/** Runs the protocol in memory: one sequence log, S shards, one joiner; answers delivered `batch` records at a time. */
+function sharded(pages: Page[], shardCount: number, batch: number): JoinedVerdict[] {
+  const plan = planFromBlocks(3, [16, 16, 16, 16]);
+  const shards = Array.from({ length: shardCount }, (_, s) => new ShardState(s, plan, 3));
+  const join = new AnswerJoin(shardCount);
+  const log: { page: SequencedPage; origin: number }[] = [];
+  const verdicts: JoinedVerdict[] = new Array(pages.length);
+  let applied = 0;
+  let outbox: AnswerRecord[] = [];
+  const flush = (): void => {
+    for (const record of outbox) join.apply(record);
+    outbox = [];
+    for (const done of join.drain()) {
+      const origin = log[done.sequence]!.origin;
+      if (done.verdict) {
+        verdicts[origin] = done.verdict;
+        continue;
+      }
+      const sequence = log.length;
+      const source = log[done.sequence]!.page;
+      log.push({ page: { type: 'reprobe', id: source.id, hi: done.repeatOf.hi, lo: done.repeatOf.lo, short: done.repeatOf.short, asOf: done.repeatOf.first }, origin });
+      join.watch(sequence, { hi: done.repeatOf.hi, lo: done.repeatOf.lo, firstSequence: done.repeatOf.first });
+    }
+  };
+  const applyUpTo = (end: number): void => {
+    for (; applied < end; applied++) {
+      const out = applySequenced(shards, shardCount, log[applied]!.page, applied);
+      for (const h of out.hits) outbox.push({ type: 'hit', sequence: applied, ...h });
+      if (out.repeat) outbox.push({ type: 'repeat', sequence: applied, ...out.repeat });
+      if (outbox.length >= batch) {
+        outbox.push({ type: 'watermark', instance: 'sim', shards: shards.map((s) => s.shard), upTo: shards.map((s) => s.position) });
+        flush();
+      }
+    }
+    outbox.push({ type: 'watermark', instance: 'sim', shards: shards.map((s) => s.shard), upTo: shards.map((s) => s.position) });
+    flush();
+  };
+  pages.forEach((page, origin) => {
+    const sequence = log.length;
+    log.push({ page: { type: 'probe', ...page }, origin });
+    join.watch(sequence, { hi: page.hi, lo: page.lo });
+    if (log.length % batch === 0) applyUpTo(log.length);
+  });
+  while (applied < log.length) applyUpTo(log.length);
+  return verdicts;
+}
+
+function single(pages: Page[]) {
+  const decider = new Decider({ index: FingerprintIndex.create({ plan: planFromBlocks(3, [16, 16, 16, 16]) }), k: 3 });
+  return pages.map((p) => decider.decide(p));
+}
+
+test('S shards joined by watermarks decide every page as one index does', () => {
+  let duplicates = 0;
+  let repeats = 0;
+  for (let seed = 1; seed <= 60; seed++) {
+    const pages = stream(seed, 400);
+    const shardCount = 1 + (seed % 7);
+    const expected = single(pages);
+    const actual = sharded(pages, shardCount, 1 + (seed % 13));
+    for (let i = 0; i < pages.length; i++) {
+      const e = expected[i]!;
+      const a = actual[i];
+      assert.ok(a, `seed ${seed}: page ${i} got no verdict`);
+      const want = { verdict: e.verdict, duplicateOf: e.duplicateOf, distance: e.distance, hi: e.hi, lo: e.lo, repeated: e.repeated };
+      const got = { verdict: a.verdict, duplicateOf: a.duplicateOf, distance: a.distance, hi: a.hi, lo: a.lo, repeated: a.repeated };
+      assert.deepEqual(got, want, `seed ${seed}, ${shardCount} shards, page ${i} (${pages[i]!.id})`);
+      if (e.verdict === 'duplicate') duplicates++;
+      if (e.repeated) repeats++;
+    }
+  }
+  // The streams exercise what they claim to.
+  assert.ok(duplicates > 3000, `only ${duplicates} duplicates`);
+  assert.ok(repeats > 1000, `only ${repeats} repeats`);
+});
+
+test('home shards spread ids evenly', () => {
+  const counts = new Array(16).fill(0);
+  for (let i = 0; i < 160_000; i++) counts[homeShard(`https://example.org/page/${i}`, 16)]++;
+  for (const c of counts) assert.ok(Math.abs(c - 10_000) < 500, `shard count ${c}`);
+});
