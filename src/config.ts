@@ -40,6 +40,10 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('duplicateTopic', 'string', 'pages.duplicate', 'Output topic for duplicates, with what they duplicate.'),
   opt('deadLetterTopic', 'string', 'crawl.pages.dlq', 'Dead-letter topic for undecodable or invalid records, with the reason.'),
   opt('fingerprintsTopic', 'string', 'simhash.fingerprints', 'Compacted changelog of the index (recovery, replicas).'),
+  opt('mode', 'enum', 'single', 'single: one instance holds the whole index (the embedded default); sharded: instances with the same groupId share the input partitions and the index shards.', { values: ['single', 'sharded'] }),
+  opt('shards', 'int', '12', 'Index shards in sharded mode: partitions of the changelog topic, spread over the instances (more shards than instances lets instances be added).', { min: 1, max: 4096 }),
+  opt('sequenceTopic', 'string', 'dedup.sequence', 'Sharded mode: the one-partition log whose offsets order every page (the global decision order).'),
+  opt('answersTopic', 'string', 'dedup.answers', 'Sharded mode: the one-partition log of the shards\u2019 answers and watermarks.'),
   opt('createTopics', 'boolean', 'true', 'Create missing topics at start-up (changelog compacted).'),
   opt('topicPartitions', 'int', '3', 'Partitions for topics created at start-up.', { min: 1, max: 10000 }),
   opt('replicationFactor', 'int', '1', 'Replication factor for topics created at start-up.', { min: 1, max: 16 }),
@@ -82,6 +86,10 @@ export interface DedupConfig {
   readonly duplicateTopic: string;
   readonly deadLetterTopic: string;
   readonly fingerprintsTopic: string;
+  readonly mode: 'single' | 'sharded';
+  readonly shards: number;
+  readonly sequenceTopic: string;
+  readonly answersTopic: string;
   readonly createTopics: boolean;
   readonly topicPartitions: number;
   readonly replicationFactor: number;
@@ -205,7 +213,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
 
   // Cross-field rules.
-  const topics = ['pagesTopic', 'novelTopic', 'duplicateTopic', 'deadLetterTopic', 'fingerprintsTopic'] as const;
+  const topics = ['pagesTopic', 'novelTopic', 'duplicateTopic', 'deadLetterTopic', 'fingerprintsTopic', 'sequenceTopic', 'answersTopic'] as const;
   const seen = new Map<string, string>();
   for (const t of topics) {
     const name = out[t] as string;
@@ -237,6 +245,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
   if (out.kafkaSaslMechanism !== 'none' && (!out.kafkaSaslUsername || !out.kafkaSaslPassword)) {
     problems.push('kafkaSaslMechanism needs kafkaSaslUsername and kafkaSaslPassword');
+  }
+  if (out.mode === 'sharded' && ((out.maxFingerprints as number) > 0 || (out.maxAgeSeconds as number) > 0)) {
+    problems.push('maxFingerprints and maxAgeSeconds (eviction) are not supported with mode=sharded yet: every shard must hold every page it recorded');
   }
   if ((out.groupId as string).length === 0) problems.push('groupId must not be empty');
   if ((out.instanceId as string).length === 0) problems.push('instanceId must not be empty');

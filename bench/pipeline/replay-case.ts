@@ -29,7 +29,7 @@ async function main(): Promise<Record<string, unknown>> {
   const rssBefore = process.memoryUsage().rss;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const result = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: {}, codec, decider, logger, groupIdPrefix: config.groupId });
+  const result = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: {}, codec, apply: decider, logger, groupIdPrefix: config.groupId });
   const wall = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   gc?.();

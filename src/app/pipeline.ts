@@ -3,13 +3,19 @@
  * that knows every part; the entry point (cli/main.ts) owns signals and the
  * exit code.
  *
- * Start-up order matters:
- *   1. topics, schemas, metrics server (not ready yet)
- *   2. state: the snapshot if it matches the configured plan, else empty
- *   3. the transactional producer fences any predecessor (aborting its open
- *      transaction), so the changelog has a stable end
- *   4. changelog replay from the snapshot's offsets to that end
- *   5. the consumer joins the group; ready once it has joined
+ * Start-up is a short list of named steps. Each step that opens something
+ * pushes its closer; if any step fails, everything opened so far is closed in
+ * reverse and the error propagates, so a failed start exits instead of
+ * leaving a half-started process (a metrics server answering /healthz 200
+ * for a pipeline that will never consume).
+ *
+ * mode=single (the embedded default):
+ *   topics → metrics server → codec + fingerprinting → snapshot → fence the
+ *   predecessor → changelog replay → join the group
+ * mode=sharded (src/consumers/sharded-pages.consumer.ts):
+ *   topics → metrics server → codec + fingerprinting → internal log appender
+ *   → answers tail → shard holder (sequence tail) → join the group, whose
+ *   assignment names the shards to restore
  */
 import { Registry } from 'prom-client';
 import type { DedupConfig } from '../config.js';
@@ -19,13 +25,18 @@ import { createFingerprintPool, createFingerprinter, type FingerprintPool } from
 import { describePlan } from '../index/index.js';
 import { createDecider, featureOptionsFromConfig, planFromConfig, samePlan } from '../dedup/create-decider.js';
 import type { Decider } from '../dedup/decider.js';
-import { createMetrics } from '../metrics/metrics.js';
+import { createMetrics, type MetricsState } from '../metrics/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/metrics-server.js';
 import { createRecordCodecFromConfig } from '../wire/record-codec.js';
 import { createPageBatchProcessor } from '../consumers/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
 import { clusterId, endOffsets, replayChangelog } from '../consumers/changelog.replay.js';
 import { createVerdictProducer } from '../producers/verdict.producer.js';
+import { createLogAppender } from '../producers/log-appender.producer.js';
+import { createAnswerTail } from '../consumers/answers.consumer.js';
+import { createShardHolder, type ShardHolder } from '../consumers/sequence.consumer.js';
+import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';
+import type { ShardState } from '../dedup/shard-state.js';
 import { createKafka, ensureTopics } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
@@ -38,33 +49,121 @@ export interface Pipeline {
   stop(): Promise<void>;
 }
 
+/** What start-up opened, closed in reverse on a failed start or a stop. */
+class Closers {
+  private readonly stack: { name: string; close: () => Promise<unknown> }[] = [];
+  constructor(private readonly logger: Logger) {}
+  push(name: string, close: () => Promise<unknown>): void {
+    this.stack.push({ name, close });
+  }
+  async closeAll(): Promise<void> {
+    while (this.stack.length > 0) {
+      const { name, close } = this.stack.pop()!;
+      await close().catch((error: unknown) => this.logger.warn(`closing ${name} failed`, { error }));
+    }
+  }
+}
+
+/** The parts both modes share, opened in order. */
+async function startCommon(config: DedupConfig, logger: Logger, closers: Closers, ready: () => boolean, registry: Registry, state: Omit<MetricsState, 'ready'>) {
+  const metrics = createMetrics(registry, { ...state, ready });
+  const kafka = createKafka(config, logger);
+  // Topics first: nothing listens or spawns before the cluster has answered.
+  if (config.createTopics) await ensureTopics(kafka, config, logger);
+  let server: MetricsServer | null = null;
+  if (config.metricsPort > 0) {
+    server = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry, ready });
+    closers.push('metrics server', () => server!.close());
+    logger.info('metrics server listening', { host: config.metricsHost, port: server.port });
+  }
+  const codec = await createRecordCodecFromConfig(config);
+  const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
+  const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
+  const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;
+  if (pool) closers.push('fingerprint pool', () => pool.close());
+  logger.info('fingerprinting', { workerThreads: threads });
+  return { metrics, kafka, server, codec, fingerprinter, pool };
+}
+
 export async function startPipeline(config: DedupConfig, logger: Logger, registry: Registry = new Registry()): Promise<Pipeline> {
+  const closers = new Closers(logger);
+  try {
+    return config.mode === 'sharded' ? await startSharded(config, logger, registry, closers) : await startSingle(config, logger, registry, closers);
+  } catch (error) {
+    await closers.closeAll();
+    throw error instanceof DedupError ? error : new DedupError('KAFKA', `start-up failed: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+async function startSharded(config: DedupConfig, logger: Logger, registry: Registry, closers: Closers): Promise<Pipeline> {
+  const plan = planFromConfig(config);
+  let holder: ShardHolder | null = null;
+  let consumer: ShardedPagesConsumer | null = null;
+  const ready = (): boolean => consumer?.ready ?? false;
+  const held = () => holder?.held ?? [];
+  const sum = (f: (s: ShardState) => number) => held().reduce((total, s) => total + f(s), 0);
+  const { metrics, kafka, server, codec, fingerprinter, pool } = await startCommon(config, logger, closers, ready, registry, {
+    indexFingerprints: () => sum((s) => s.size),
+    indexBytes: () => sum((s) => s.byteLength),
+    indexMemoryLimitBytes: () => config.memoryBudgetBytes,
+    indexTables: () => plan.tables.length,
+    planCandidatesPerProbe: () => describePlan(plan, Math.max(1, sum((s) => s.size))).expectedCandidatesPerProbe,
+    shardSizes: () => held().map((s) => [s.shard, s.size] as [number, number]),
+  });
+
+  let fail!: (error: unknown) => void;
+  const failed = new Promise<unknown>((resolve) => (fail = resolve));
+  const appender = createLogAppender(kafka);
+  await appender.connect();
+  closers.push('log appender', () => appender.disconnect());
+  const answers = createAnswerTail({ kafka, config, metrics, logger });
+  await answers.start();
+  closers.push('answers tail', () => answers.stop());
+  holder = createShardHolder({ kafka, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
+  await holder.start();
+  closers.push('shard holder', () => holder!.stop());
+  const processor = createPageBatchProcessor({
+    topics: { sourceTopic: config.pagesTopic, ...config },
+    codec,
+    fingerprinter,
+    pool,
+    decider: null,
+    metrics,
+    maxDeadLetterBytes: config.maxPageBytes * 2,
+  });
+  consumer = createShardedPagesConsumer({ kafka, config, processor, appender, answers, holder, metrics, logger, onFatal: (error) => fail(error) });
+  await consumer.start();
+  closers.push('consumer', () => consumer!.stop());
+  logger.info('sharded pipeline started', { shards: config.shards, plan: { k: plan.k, blocks: plan.blockWidths, tables: plan.tables.length } });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    metricsPort: server?.port ?? 0,
+    failed,
+    stop() {
+      stopping ??= (async () => {
+        logger.info('stopping: finishing the chunk in flight');
+        await closers.closeAll();
+        logger.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function startSingle(config: DedupConfig, logger: Logger, registry: Registry, closers: Closers): Promise<Pipeline> {
   let decider: Decider | null = null;
   let consumer: CrawledPagesConsumer | null = null;
   const plan = planFromConfig(config);
-  /** Ready = the index is loaded and the consumer has joined its group. */
+  /** Ready = the index is loaded and the consumer is in its group, fetching. */
   const ready = (): boolean => decider !== null && (consumer?.joined ?? false);
-  const metrics = createMetrics(registry, {
+  const { metrics, kafka, server, codec, fingerprinter, pool } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => decider?.index.size ?? 0,
     indexBytes: () => decider?.byteLength ?? 0,
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
     indexTables: () => plan.tables.length,
     planCandidatesPerProbe: () => describePlan(plan, Math.max(1, decider?.index.size ?? 1)).expectedCandidatesPerProbe,
-    ready,
   });
-  let server: MetricsServer | null = null;
-  if (config.metricsPort > 0) {
-    server = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry, ready });
-    logger.info('metrics server listening', { host: config.metricsHost, port: server.port });
-  }
-
-  const kafka = createKafka(config, logger);
-  if (config.createTopics) await ensureTopics(kafka, config, logger);
-  const codec = await createRecordCodecFromConfig(config);
-  const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
-  const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
-  const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;
-  logger.info('fingerprinting', { workerThreads: threads });
 
   const recoveryStarted = Date.now();
   let snapshotOffsets: Record<string, string> = {};
@@ -102,7 +201,8 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
 
   const producer = createVerdictProducer(kafka, `${config.groupId}-${config.instanceId}`);
   await producer.connect();
-  const replay = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: snapshotOffsets, codec, decider: candidate, logger, groupIdPrefix: config.groupId });
+  closers.push('verdict producer', () => producer.disconnect());
+  const replay = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: snapshotOffsets, codec, apply: candidate, logger, groupIdPrefix: config.groupId });
   candidate.evict(Date.now());
   metrics.recoveryDuration.set((Date.now() - recoveryStarted) / 1000);
   logger.info('index recovered', {
@@ -115,10 +215,19 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
 
   let lastSnapshot = Date.now();
   let snapshotting: Promise<void> | null = null;
+  let snapshotFailures = 0;
+  /** Last changelog offset each committed transaction wrote, per partition. */
+  const changelogWritten = new Map<string, bigint>();
   async function snapshot(reason: string): Promise<void> {
     if (!decider) return;
     const started = Date.now();
+    // The end offsets, raised to what our own committed transactions wrote:
+    // right after a commit the high watermark may not show it yet, and a
+    // snapshot that names an older offset replays that chunk at the next start.
     const offsets = await endOffsets(kafka, config.fingerprintsTopic);
+    for (const [partition, last] of changelogWritten) {
+      if (BigInt(offsets[partition] ?? '0') <= last) offsets[partition] = (last + 1n).toString();
+    }
     const bytes = await writeSnapshot(
       config.stateDir,
       { createdAt: new Date().toISOString(), clusterId: cluster, changelogTopic: config.fingerprintsTopic, offsets, k: config.k, plan, pages: decider.store.size },
@@ -150,22 +259,32 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
     metrics,
     logger,
     onFatal: (error) => fail(error),
-    afterCommit: async () => {
+    afterCommit: async (chunk) => {
+      for (const [at, last] of chunk.written ?? []) {
+        const [topic, partition] = [at.slice(0, at.lastIndexOf(':')), at.slice(at.lastIndexOf(':') + 1)];
+        if (topic === config.fingerprintsTopic) changelogWritten.set(partition, last);
+      }
       decider!.evict(Date.now());
       if (config.snapshotIntervalSeconds > 0 && Date.now() - lastSnapshot >= config.snapshotIntervalSeconds * 1000 && !snapshotting) {
-        snapshotting = snapshot('interval').finally(() => (snapshotting = null));
+        snapshotting = snapshot('interval')
+          .then(() => {
+            snapshotFailures = 0;
+          })
+          .catch((error: unknown) => {
+            // A full disk must not stop consumption: count, alert
+            // (DedupSnapshotFailing), and try again after a growing pause.
+            snapshotFailures++;
+            metrics.snapshotFailures.inc();
+            const backoff = Math.min(config.snapshotIntervalSeconds, 5 * 2 ** Math.min(snapshotFailures, 10));
+            lastSnapshot = Date.now() - (config.snapshotIntervalSeconds - backoff) * 1000;
+            logger.error('interval snapshot failed; consumption goes on, retrying later', { error, retryInSeconds: backoff, failures: snapshotFailures });
+          })
+          .finally(() => (snapshotting = null));
         await snapshotting;
       }
     },
   });
-  try {
-    await consumer.start();
-  } catch (error) {
-    await producer.disconnect().catch(() => undefined);
-    await pool?.close();
-    await server?.close();
-    throw error instanceof DedupError ? error : new DedupError('KAFKA', `consumer failed to start: ${(error as Error).message}`, { cause: error });
-  }
+  await consumer.start();
 
   let stopping: Promise<void> | null = null;
   return {
@@ -180,9 +299,7 @@ export async function startPipeline(config: DedupConfig, logger: Logger, registr
           metrics.errors.inc({ code: errorCode(error) });
           logger.error('snapshot at shutdown failed; the next start replays more of the changelog', { error });
         });
-        await producer.disconnect().catch(() => undefined);
-        await pool?.close().catch(() => undefined);
-        await server?.close();
+        await closers.closeAll();
         logger.info('stopped');
       })();
       return stopping;

@@ -163,14 +163,20 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    if (error instanceof ConfigError) process.stderr.write(`dedup: ${error.message}\n`);
-    else if (error instanceof DedupError) process.stderr.write(`dedup: ${error.code}: ${error.message}\n`);
-    else process.stderr.write(`dedup: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
-    process.exitCode = error instanceof DedupError && (error.code === 'USAGE' || error.code === 'CONFIG_INVALID') ? 2 : 1;
-  },
-);
+/**
+ * The long-running command exits explicitly once it is done or has failed to
+ * start: a client, timer or worker left open by a failed start must not keep
+ * a process alive that will never consume (a liveness probe would never
+ * restart it). The other commands end when their output is flushed.
+ */
+const longRunning = process.argv[2] === 'run';
+const finish = (code: number): void => {
+  process.exitCode = code;
+  if (longRunning) process.stderr.write('', () => process.exit(code));
+};
+main(process.argv.slice(2)).then(finish, (error: unknown) => {
+  if (error instanceof ConfigError) process.stderr.write(`dedup: ${error.message}\n`);
+  else if (error instanceof DedupError) process.stderr.write(`dedup: ${error.code}: ${error.message}\n`);
+  else process.stderr.write(`dedup: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+  finish(error instanceof DedupError && (error.code === 'USAGE' || error.code === 'CONFIG_INVALID') ? 2 : 1);
+});

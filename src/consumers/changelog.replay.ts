@@ -9,7 +9,7 @@
  */
 import type { Kafka } from 'kafkajs';
 import { DedupError } from '../errors.js';
-import type { RecordCodec } from '../wire/record-codec.js';
+import type { FingerprintChange, RecordCodec } from '../wire/record-codec.js';
 import type { Decider } from '../dedup/decider.js';
 import type { Logger } from '../logger.js';
 
@@ -50,14 +50,25 @@ export async function replayChangelog(options: {
   topic: string;
   from: Record<string, string>;
   codec: RecordCodec;
-  decider: Decider;
+  /** Where each entry goes: the single-instance decider, or one shard of a sharded index. */
+  apply: Decider | ((change: FingerprintChange) => void);
   logger: Logger;
   groupIdPrefix: string;
+  /** Only these partitions (a sharded index restores the shards it owns); default all. */
+  partitions?: readonly number[];
   timeoutMs?: number;
 }): Promise<ReplayResult> {
-  const { kafka, topic, codec, decider, logger } = options;
+  const { kafka, topic, codec, logger } = options;
+  const target = options.apply;
+  const apply =
+    typeof target === 'function'
+      ? target
+      : (change: FingerprintChange) =>
+          target.restore({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, change.duplicateOf, change.distance, change.sequence);
   const started = Date.now();
-  const end = await endOffsets(kafka, topic);
+  const allEnds = await endOffsets(kafka, topic);
+  const wanted = options.partitions ? new Set(options.partitions.map(String)) : null;
+  const end = wanted ? Object.fromEntries(Object.entries(allEnds).filter(([p]) => wanted.has(p))) : allEnds;
   const position: Record<string, bigint> = {};
   const pending = new Set<string>();
   for (const [partition, high] of Object.entries(end)) {
@@ -89,20 +100,22 @@ export async function replayChangelog(options: {
   // Batches of only aborted records or transaction markers reach us solely as
   // this event; without it replay would wait forever at a commit marker.
   consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-    if (payload.topic === topic) advance(String(payload.partition), payload.lastOffset);
+    if (payload.topic === topic && String(payload.partition) in end) advance(String(payload.partition), payload.lastOffset);
   });
   try {
     await consumer.connect();
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    // Partitions not replayed start at the end (nothing to read); the replayed ones are sought below.
+    await consumer.subscribe({ topics: [topic], fromBeginning: wanted === null });
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch, heartbeat }) => {
+        if (!(String(batch.partition) in end)) return;
         try {
           for (const message of batch.messages) {
             if (message.value === null) continue; // a tombstone: nothing to restore
             const change = await codec.decodeChange(message.value);
             if (change.sequence < 0) throw new DedupError('RECORD_UNDECODABLE', `changelog record ${change.id} has no sequence number`);
-            decider.restore({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, change.duplicateOf, change.distance, change.sequence);
+            apply(change);
             records++;
           }
         } catch (error) {

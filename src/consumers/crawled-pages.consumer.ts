@@ -16,7 +16,8 @@ import type { Logger } from '../logger.js';
 import { kafkaClientId } from '../kafka/client.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { VerdictProducer } from '../producers/verdict.producer.js';
-import type { InputRecord, PageBatchProcessor, ProcessedChunk } from './page-batch-processor.js';
+import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
+import { trackConsumerHealth } from './consumer-health.js';
 
 export interface CrawledPagesConsumerOptions {
   kafka: Kafka;
@@ -47,6 +48,36 @@ async function groupMembers(admin: Admin, groupId: string, ownClientId = ''): Pr
   return { state: group?.state ?? 'Unknown', members: members.length, others: members.filter((m) => m.clientId !== ownClientId).length };
 }
 
+/** Cuts a fetched batch into chunks of at most `size` records: one transaction each. */
+export function splitChunks(batch: EachBatchPayload['batch'], size: number): InputRecord[][] {
+  const chunks: InputRecord[][] = [];
+  const messages = batch.messages;
+  for (let start = 0; start < messages.length; start += size) {
+    chunks.push(messages.slice(start, start + size).map((m) => ({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp })));
+  }
+  return chunks;
+}
+
+/** The per-chunk metrics, once its transaction has committed. */
+export function recordChunkMetrics(metrics: DedupMetrics, batch: EachBatchPayload['batch'], records: readonly InputRecord[], chunk: ProcessedChunk): void {
+  const now = Date.now();
+  let bytes = 0;
+  for (const r of records) bytes += r.value?.length ?? 0;
+  metrics.pagesConsumed.inc({ topic: batch.topic }, records.length);
+  metrics.pageBytes.inc(bytes);
+  metrics.batchSize.observe(records.length);
+  if (chunk.novel) metrics.verdicts.inc({ verdict: 'novel' }, chunk.novel);
+  if (chunk.duplicates) metrics.verdicts.inc({ verdict: 'duplicate' }, chunk.duplicates);
+  for (const [reason, count] of chunk.deadLetters) {
+    metrics.deadLetters.inc({ reason }, count);
+    metrics.errors.inc({ code: reason }, count);
+  }
+  for (const ts of chunk.timestamps) if (ts > 0 && ts <= now) metrics.verdictLatency.observe((now - ts) / 1000);
+  const last = records[records.length - 1]!.offset;
+  const lag = Number(batch.highWatermark) - 1 - Number(last);
+  metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
+}
+
 export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions): CrawledPagesConsumer {
   const { kafka, config, processor, producer, metrics, logger, afterCommit, onFatal } = options;
   const consumer: Consumer = kafka.consumer({
@@ -63,10 +94,9 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     readUncommitted: false,
     allowAutoTopicCreation: false,
   });
-  let joined = false;
+  const health = trackConsumerHealth(consumer);
 
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-    joined = true;
     const admin = kafka.admin();
     admin
       .connect()
@@ -92,14 +122,8 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
   });
 
   async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    const messages = batch.messages;
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, Number(batch.offsetLag())));
-    const chunks: InputRecord[][] = [];
-    for (let start = 0; start < messages.length; start += config.maxBatchRecords) {
-      chunks.push(
-        messages.slice(start, start + config.maxBatchRecords).map((m) => ({ partition: batch.partition, offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp })),
-      );
-    }
+    const chunks = splitChunks(batch, config.maxBatchRecords);
     // Two-stage pipeline: chunk i + 1 is decoded and fingerprinted (no state
     // touched) while chunk i is decided and committed, so the worker threads
     // are not idle during the transaction. A prepared chunk that is never
@@ -114,57 +138,55 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       if (!isRunning() || isStale()) return;
       const records = chunks[c]!;
       const endTimer = metrics.batchDuration.startTimer();
-      let bytes = 0;
-      for (const r of records) bytes += r.value?.length ?? 0;
+      // Stage one may fail retriably (a registry outage while decoding): no
+      // state has changed yet, so kafkajs retries the batch from the last
+      // resolved offset. A non-retriable failure there is ours: stop.
+      let prepared: PreparedChunk;
+      try {
+        prepared = await upcoming!;
+      } catch (error) {
+        metrics.errors.inc({ code: errorCode(error) });
+        if (error instanceof DedupError && error.retriable) throw error;
+        onFatal(error);
+        return;
+      }
+      upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
+      // From here on the decider's memory holds this chunk's decisions. If
+      // deciding fails, or the transaction fails or its outcome is unknown,
+      // memory is ahead of what downstream saw, and a later chunk (of any
+      // partition) could commit a verdict naming a page that then never
+      // existed downstream. So any failure here is fatal: the process
+      // restarts from durable state (snapshot + changelog), never goes on.
+      const last = records[records.length - 1]!.offset;
       let chunk: ProcessedChunk;
       try {
-        const prepared = await upcoming!;
-        upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
         chunk = await processor.decide(prepared);
-      } catch (error) {
-        metrics.errors.inc({ code: errorCode(error) });
-        if (error instanceof DedupError && !error.retriable) {
-          onFatal(error);
-          return;
-        }
-        throw error; // kafkajs retries the batch from the last resolved offset
-      }
-      const last = records[records.length - 1]!.offset;
-      try {
-        await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
+        chunk.written = await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
         metrics.transactions.inc({ outcome: 'committed' });
       } catch (error) {
-        metrics.transactions.inc({ outcome: 'aborted' });
         metrics.errors.inc({ code: errorCode(error) });
-        if (error instanceof DedupError && !error.retriable) {
-          onFatal(error);
-          return;
-        }
-        throw error; // kafkajs retries the batch from the last resolved offset
+        if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
+        onFatal(error);
+        return;
       }
       resolveOffset(last);
       endTimer();
-      const now = Date.now();
-      metrics.pagesConsumed.inc({ topic: batch.topic }, records.length);
-      metrics.pageBytes.inc(bytes);
-      metrics.batchSize.observe(records.length);
-      if (chunk.novel) metrics.verdicts.inc({ verdict: 'novel' }, chunk.novel);
-      if (chunk.duplicates) metrics.verdicts.inc({ verdict: 'duplicate' }, chunk.duplicates);
-      for (const [reason, count] of chunk.deadLetters) {
-        metrics.deadLetters.inc({ reason }, count);
-        metrics.errors.inc({ code: reason }, count);
+      recordChunkMetrics(metrics, batch, records, chunk);
+      if (afterCommit) {
+        // Housekeeping (eviction, snapshots) must never stop consumption.
+        await afterCommit(chunk).catch((error: unknown) => {
+          metrics.errors.inc({ code: errorCode(error) });
+          logger.error('after-commit housekeeping failed', { error });
+        });
       }
-      for (const ts of chunk.timestamps) if (ts > 0 && ts <= now) metrics.verdictLatency.observe((now - ts) / 1000);
-      const lag = Number(batch.highWatermark) - 1 - Number(last);
-      metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
-      if (afterCommit) await afterCommit(chunk);
       await heartbeat();
     }
   }
 
   return {
+    /** In the group and fetching (not merely joined once). */
     get joined() {
-      return joined;
+      return health.consuming;
     },
     async start() {
       const admin = kafka.admin();
@@ -187,7 +209,6 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     async stop() {
       await consumer.stop();
       await consumer.disconnect();
-      joined = false;
     },
   };
 }

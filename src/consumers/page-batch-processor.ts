@@ -24,6 +24,8 @@ export interface InputRecord {
 
 export interface OutputMessage {
   key: string | Buffer | null;
+  /** Set only where the partition is chosen, not hashed from the key. */
+  partition?: number;
   value: Buffer;
   headers?: Record<string, string>;
 }
@@ -36,7 +38,18 @@ export interface ProcessedChunk {
   readonly deadLetters: Map<ErrorCode | 'UNKNOWN', number>;
   /** Record timestamps of the chunk (verdict latency is observed after commit). */
   readonly timestamps: number[];
-  readonly verdicts: Verdict[];
+  readonly verdicts: DecidedVerdict[];
+  /** Set by the consumer after the commit: last offset written per "topic:partition". */
+  written?: Map<string, bigint>;
+}
+
+/** What a verdict record needs, from the single-instance decider or the sharded join. */
+export type DecidedVerdict = Pick<Verdict, 'verdict' | 'duplicateOf' | 'distance' | 'hi' | 'lo' | 'duplicateOfHi' | 'duplicateOfLo' | 'sequence' | 'repeated'>;
+
+/** Codes that are the record's own fault: it goes to the dead-letter topic and the stream moves on. */
+export function isRecordFault(error: unknown): boolean {
+  if (!(error instanceof DedupError)) return false;
+  return error.code === 'SCHEMA_UNKNOWN' || error.code.startsWith('RECORD_') || error.code.startsWith('PAGE_');
 }
 
 /** A chunk decoded and fingerprinted, not yet decided. */
@@ -63,7 +76,8 @@ export interface PageBatchProcessorOptions {
   readonly fingerprinter: Fingerprinter;
   /** When set, pages are fingerprinted on worker threads, a chunk at a time. */
   readonly pool?: FingerprintPool | null;
-  readonly decider: Decider;
+  /** The single-instance decider; null in sharded mode (verdicts come from the shards). */
+  readonly decider: Decider | null;
   readonly metrics?: DedupMetrics;
   /** Dead letters keep the original value up to this many bytes (the rest is cut, and said so in a header). */
   readonly maxDeadLetterBytes: number;
@@ -157,52 +171,71 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
     return { records, timestamps, decoded, results };
   }
 
-  /** Stage two: decide in order (this is where state changes) and encode the outputs. */
-  async function decide(prepared: PreparedChunk): Promise<ProcessedChunk> {
+  /**
+   * Stage two: decide in order (this is where state changes) and encode the
+   * outputs. `verdictOf` is where verdicts come from: the single-instance
+   * decider by default; the sharded pipeline passes the joined answers and
+   * writes no changelog here (its shards do).
+   *
+   * Only the record's own faults become dead letters (RECORD_*, PAGE_*,
+   * SCHEMA_UNKNOWN). Anything else thrown here is ours, not the record's: it
+   * propagates, and the consumer stops and restarts from durable state rather
+   * than dead-letter a good page and commit past it.
+   */
+  async function decide(prepared: PreparedChunk, verdictOf?: (index: number, page: CrawledPage, result: FingerprintResult) => DecidedVerdict): Promise<ProcessedChunk> {
     const { records, timestamps, decoded, results } = prepared;
+    const writeChangelog = verdictOf === undefined;
     const novelMessages: OutputMessage[] = [];
     const duplicateMessages: OutputMessage[] = [];
     const deadLetterMessages: OutputMessage[] = [];
     const changeMessages: OutputMessage[] = [];
     const deadLetters = new Map<ErrorCode | 'UNKNOWN', number>();
-    const verdicts: Verdict[] = [];
+    const verdicts: DecidedVerdict[] = [];
     let novel = 0;
     let duplicates = 0;
     let next = 0;
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;
       const item = decoded[i]!;
-      let page: CrawledPage;
-      let verdict: Verdict;
-      let short: boolean;
-      try {
-        if (item instanceof Error) throw item;
+      let fault: unknown = null;
+      let page: CrawledPage | null = null;
+      let result: FingerprintResult | null = null;
+      if (item instanceof Error) fault = item;
+      else {
         page = item;
-        const result = results[next++]!;
-        if (result.empty) throw new DedupError('PAGE_EMPTY', 'page has no text content to fingerprint');
-        short = result.short;
-        const started = process.hrtime.bigint();
-        verdict = decider.decide({ id: page.id, hi: result.hi, lo: result.lo, short, fetchedAt: page.fetchedAt });
-        if (metrics) {
-          metrics.probeDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-          if (!verdict.repeated) metrics.probeCandidates.observe(verdict.candidates);
-        }
-      } catch (error) {
-        const { message, code } = deadLetter(record, error);
+        result = results[next++]!;
+        if (result.empty) fault = new DedupError('PAGE_EMPTY', 'page has no text content to fingerprint');
+      }
+      if (fault !== null) {
+        if (!isRecordFault(fault)) throw fault;
+        const { message, code } = deadLetter(record, fault);
         deadLetterMessages.push(message);
         deadLetters.set(code, (deadLetters.get(code) ?? 0) + 1);
         continue;
       }
+      const short = result!.short;
+      let verdict: DecidedVerdict;
+      if (verdictOf) verdict = verdictOf(i, page!, result!);
+      else if (decider === null) throw new DedupError('KAFKA', 'no decider and no joined verdicts: the processor was built for sharded mode');
+      else {
+        const started = process.hrtime.bigint();
+        const decided = decider.decide({ id: page!.id, hi: result!.hi, lo: result!.lo, short, fetchedAt: page!.fetchedAt });
+        if (metrics) {
+          metrics.probeDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+          if (!decided.repeated) metrics.probeCandidates.observe(decided.candidates);
+        }
+        verdict = decided;
+      }
       verdicts.push(verdict);
       if (verdict.verdict === 'novel') {
         novel++;
-        novelMessages.push({ key: page.id, value: await codec.encodeNovel({ page, hi: verdict.hi, lo: verdict.lo }) });
+        novelMessages.push({ key: page!.id, value: await codec.encodeNovel({ page: page!, hi: verdict.hi, lo: verdict.lo }) });
       } else {
         duplicates++;
         duplicateMessages.push({
-          key: page.id,
+          key: page!.id,
           value: await codec.encodeDuplicate({
-            page,
+            page: page!,
             hi: verdict.hi,
             lo: verdict.lo,
             duplicateOf: verdict.duplicateOf!,
@@ -212,18 +245,19 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
           }),
         });
       }
+      if (!writeChangelog) continue;
       // Written for repeated ids too: if the first attempt's transaction
       // aborted, this is the copy that lands.
       changeMessages.push({
-        key: page.id,
+        key: page!.id,
         value: await codec.encodeChange({
-          id: page.id,
+          id: page!.id,
           hi: verdict.hi,
           lo: verdict.lo,
           short,
           duplicateOf: verdict.duplicateOf,
           distance: verdict.distance ?? 0,
-          fetchedAt: page.fetchedAt,
+          fetchedAt: page!.fetchedAt,
           sequence: verdict.sequence,
         }),
       });

@@ -2,9 +2,15 @@
  * Joins the shards' answers into verdicts. Every shard answers every sequence
  * number, but only hits are written out; "no hit" is implied by a watermark: a
  * page at sequence n is complete once every shard's watermark is past n, and
- * its verdict is then the closest of the hits that arrived, ties to the
- * smallest sequence: the same rule, over the same pages, as one index holding
- * every page (src/dedup/decider.ts).
+ * its verdict is then the closest of the hits for n, ties to the smallest
+ * sequence: the same rule, over the same pages, as one index holding every
+ * page (src/dedup/decider.ts).
+ *
+ * Pages are watched by their source record (partition, offset), before they
+ * are appended: a shard may answer before the append's acknowledgement tells
+ * the emitter the page's sequence number, and the same record may stand in
+ * the sequence more than once (appended again after a crash), so answers are
+ * kept per sequence and only those for the sequence the emitter names count.
  *
  * A page id the home shard already knew comes back as a `repeat`: the emitter
  * then asks again as of the id's first sequence (a reprobe) and gets the
@@ -30,29 +36,48 @@ export interface JoinedVerdict {
 export interface WatchedPage {
   readonly hi: number;
   readonly lo: number;
-  /** Set when this sequence is a reprobe: the verdict is the id's first one. */
+  /** Set when the page is asked again (a reprobe): the verdict is the id's first one. */
   readonly firstSequence?: number;
 }
 
-export type Completion =
-  | { readonly sequence: number; readonly verdict: JoinedVerdict; readonly repeatOf?: undefined }
-  | { readonly sequence: number; readonly verdict?: undefined; readonly repeatOf: { first: number; hi: number; lo: number; short: boolean } };
+export interface RepeatOf {
+  readonly first: number;
+  readonly hi: number;
+  readonly lo: number;
+  readonly short: boolean;
+}
 
-interface Pending {
-  readonly page: WatchedPage;
+export type Completion =
+  | { readonly key: string; readonly sequence: number; readonly verdict: JoinedVerdict; readonly repeatOf?: undefined }
+  | { readonly key: string; readonly sequence: number; readonly verdict?: undefined; readonly repeatOf: RepeatOf };
+
+interface Answer {
   bestId: string | null;
   bestDistance: number;
   bestSequence: number;
   bestHi: number | null;
   bestLo: number | null;
-  repeatOf: { first: number; hi: number; lo: number; short: boolean } | null;
+  repeatOf: RepeatOf | null;
 }
+
+interface Pending {
+  page: WatchedPage;
+  /** The sequence whose answers count; null until the append is acknowledged. */
+  sequence: number | null;
+  answers: Map<number, Answer>;
+}
+
+export function sourceKey(partition: number, offset: string): string {
+  return `${partition}:${offset}`;
+}
+
+const emptyAnswer = (): Answer => ({ bestId: null, bestDistance: 65, bestSequence: Infinity, bestHi: null, bestLo: null, repeatOf: null });
 
 export class AnswerJoin {
   readonly shardCount: number;
   /** upTo[s]: shard s has applied every sequence below this. */
   private readonly upTo: Float64Array;
-  private readonly pending = new Map<number, Pending>();
+  private readonly pending = new Map<string, Pending>();
   private lowWatermark = 0;
 
   constructor(shardCount: number) {
@@ -69,73 +94,87 @@ export class AnswerJoin {
     return this.pending.size;
   }
 
-  /** Per-shard watermarks (for metrics: a shard that does not move is unowned or stuck). */
-  shardWatermark(shard: number): number {
-    return this.upTo[shard]!;
+  /** Starts collecting answers for a source record, before it is appended. */
+  watch(key: string, page: WatchedPage): void {
+    this.pending.set(key, { page, sequence: null, answers: new Map() });
   }
 
-  watch(sequence: number, page: WatchedPage): void {
-    this.pending.set(sequence, { page, bestId: null, bestDistance: 65, bestSequence: Infinity, bestHi: null, bestLo: null, repeatOf: null });
+  /** The append was acknowledged: answers for this sequence are the ones that count. */
+  sequenced(key: string, sequence: number): void {
+    const p = this.pending.get(key);
+    if (p) p.sequence = sequence;
   }
 
-  forget(sequence: number): void {
-    this.pending.delete(sequence);
+  /** Asks again for a watched record (after a repeat): its answers are collected anew. */
+  rewatch(key: string, page: WatchedPage): void {
+    const p = this.pending.get(key);
+    if (!p) return this.watch(key, page);
+    p.page = page;
+    p.sequence = null;
+  }
+
+  forget(key: string): void {
+    this.pending.delete(key);
   }
 
   apply(record: AnswerRecord): void {
-    switch (record.type) {
-      case 'hit': {
-        const p = this.pending.get(record.sequence);
-        if (!p) return;
-        if (record.distance < p.bestDistance || (record.distance === p.bestDistance && record.candidateSequence < p.bestSequence)) {
-          p.bestId = record.id;
-          p.bestDistance = record.distance;
-          p.bestSequence = record.candidateSequence;
-          p.bestHi = record.hi;
-          p.bestLo = record.lo;
-        }
-        return;
+    if (record.type === 'watermark') {
+      for (let i = 0; i < record.shards.length; i++) {
+        const shard = record.shards[i]!;
+        if (shard >= 0 && shard < this.shardCount && record.upTo[i]! > this.upTo[shard]!) this.upTo[shard] = record.upTo[i]!;
       }
-      case 'repeat': {
-        const p = this.pending.get(record.sequence);
-        if (p) p.repeatOf = { first: record.first, hi: record.hi, lo: record.lo, short: record.short };
-        return;
-      }
-      case 'watermark': {
-        for (let i = 0; i < record.shards.length; i++) {
-          const shard = record.shards[i]!;
-          if (shard >= 0 && shard < this.shardCount && record.upTo[i]! > this.upTo[shard]!) this.upTo[shard] = record.upTo[i]!;
-        }
-        let low = Infinity;
-        for (let s = 0; s < this.shardCount; s++) if (this.upTo[s]! < low) low = this.upTo[s]!;
-        this.lowWatermark = low;
-        return;
-      }
+      let low = Infinity;
+      for (let s = 0; s < this.shardCount; s++) if (this.upTo[s]! < low) low = this.upTo[s]!;
+      this.lowWatermark = low;
+      return;
+    }
+    const p = this.pending.get(sourceKey(record.partition, record.offset));
+    if (!p || (p.sequence !== null && p.sequence !== record.sequence)) return;
+    let answer = p.answers.get(record.sequence);
+    if (!answer) p.answers.set(record.sequence, (answer = emptyAnswer()));
+    if (record.type === 'repeat') {
+      answer.repeatOf = { first: record.first, hi: record.hi, lo: record.lo, short: record.short };
+      return;
+    }
+    if (record.distance < answer.bestDistance || (record.distance === answer.bestDistance && record.candidateSequence < answer.bestSequence)) {
+      answer.bestId = record.id;
+      answer.bestDistance = record.distance;
+      answer.bestSequence = record.candidateSequence;
+      answer.bestHi = record.hi;
+      answer.bestLo = record.lo;
     }
   }
 
-  /** Removes and returns the pages every shard has answered, in sequence order. */
+  /**
+   * Returns the watched records every shard has answered, in sequence order.
+   * A verdict ends the watch; a repeat keeps it, waiting for the reprobe's
+   * sequence (`rewatch`, then `sequenced`).
+   */
   drain(): Completion[] {
     const done: Completion[] = [];
-    if (this.pending.size === 0) return done;
-    for (const [sequence, p] of this.pending) {
-      if (sequence >= this.lowWatermark) continue;
-      this.pending.delete(sequence);
-      if (p.repeatOf) {
-        done.push({ sequence, repeatOf: p.repeatOf });
+    for (const [key, p] of this.pending) {
+      if (p.sequence === null || p.sequence >= this.lowWatermark) continue;
+      const sequence = p.sequence;
+      const answer = p.answers.get(sequence) ?? emptyAnswer();
+      p.answers.clear();
+      if (answer.repeatOf) {
+        p.sequence = null;
+        done.push({ key, sequence, repeatOf: answer.repeatOf });
         continue;
       }
-      const duplicate = p.bestId !== null;
+      this.pending.delete(key);
+      const duplicate = answer.bestId !== null;
       done.push({
+        key,
         sequence,
         verdict: {
           verdict: duplicate ? 'duplicate' : 'novel',
-          duplicateOf: p.bestId,
-          distance: duplicate ? p.bestDistance : null,
+          duplicateOf: answer.bestId,
+          distance: duplicate ? answer.bestDistance : null,
           hi: p.page.hi >>> 0,
           lo: p.page.lo >>> 0,
-          duplicateOfHi: p.bestHi,
-          duplicateOfLo: p.bestLo,
+          duplicateOfHi: answer.bestHi,
+          duplicateOfLo: answer.bestLo,
           sequence: p.page.firstSequence ?? sequence,
           repeated: p.page.firstSequence !== undefined,
         },

@@ -32,6 +32,9 @@ export type SequenceRecord = ProbeRecord | ReprobeRecord;
 export interface HitRecord {
   readonly type: 'hit';
   readonly sequence: number;
+  /** The source record the probe came from: what the emitter waits on. */
+  readonly partition: number;
+  readonly offset: string;
   readonly shard: number;
   readonly id: string;
   readonly distance: number;
@@ -44,6 +47,8 @@ export interface HitRecord {
 export interface RepeatRecord {
   readonly type: 'repeat';
   readonly sequence: number;
+  readonly partition: number;
+  readonly offset: string;
   readonly shard: number;
   /** The id's first sequence, and the fingerprint it was decided with. */
   readonly first: number;

@@ -146,7 +146,7 @@ export interface SequencedPage {
 
 /**
  * Applies the record at global sequence `sequence` to every shard in `held`
- * whose position has not passed it, in the one order every instance applies
+ * whose position is that sequence, in the one order every instance applies
  * them: probe each shard (only pages before the record count), then record a
  * new page in its home shard. A reprobe only asks, as of its `asOf`.
  * Deterministic: any instance holding a shard computes the same outputs.
@@ -156,7 +156,9 @@ export function applySequenced(held: Iterable<ShardState>, shardCount: number, p
   const home = page.type === 'probe' ? homeShard(page.id, shardCount) : -1;
   const before = page.type === 'reprobe' ? page.asOf! : sequence;
   for (const shard of held) {
-    if (shard.position > sequence) continue;
+    // Exactly the next record of each shard: one behind (restored from an
+    // older point) waits for the tail to come back to it; one ahead skips.
+    if (shard.position !== sequence) continue;
     shard.position = sequence + 1;
     if (shard.shard === home) {
       const known = shard.lookup(page.id);

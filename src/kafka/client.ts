@@ -5,7 +5,7 @@
  * kafkajs directly, so the client can be swapped in one place.
  */
 import { readFileSync } from 'node:fs';
-import { Kafka, type KafkaConfig, type SASLOptions } from 'kafkajs';
+import { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
 import { kafkaLogCreator, type Logger } from '../logger.js';
@@ -55,29 +55,64 @@ export async function ensureTopics(kafka: Kafka, config: DedupConfig, logger: Lo
       { name: 'max.message.bytes', value: String(maxMessageBytes) },
       { name: 'segment.bytes', value: String(Math.max(64 * 1024 * 1024, 2 * maxMessageBytes)) },
     ];
-    // The changelog gets ONE partition: it is the log of one unsharded index,
-    // and replay in decision order keeps FIFO eviction in decision order.
+    // Every output topic takes the largest record the pipeline writes: a
+    // verdict is bounded by the page's fields (src/wire/crawled-page.ts), a
+    // novel verdict carries the page, a dead letter its original.
+    // Single mode: the changelog gets ONE partition (the log of one index;
+    // replay in decision order keeps FIFO eviction in decision order).
+    // Sharded mode: one changelog partition per shard, and the two internal
+    // one-partition logs (the sequence orders every page; the answers carry
+    // the shards' hits and watermarks), kept for a day: a shard restored from
+    // its changelog re-reads the sequence only from its last recorded page.
+    const internal = [
+      { name: 'max.message.bytes', value: String(8 * 1024 * 1024) },
+      { name: 'retention.ms', value: String(24 * 3600 * 1000) },
+    ];
+    const sharded = config.mode === 'sharded';
     const wanted = [
-      { topic: config.pagesTopic, configEntries: large },
-      { topic: config.novelTopic, configEntries: large },
-      { topic: config.duplicateTopic, configEntries: [] as { name: string; value: string }[] },
-      { topic: config.deadLetterTopic, configEntries: large },
-      { topic: config.fingerprintsTopic, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
+      { topic: config.pagesTopic, partitions: config.topicPartitions, configEntries: large },
+      { topic: config.novelTopic, partitions: config.topicPartitions, configEntries: large },
+      { topic: config.duplicateTopic, partitions: config.topicPartitions, configEntries: large },
+      { topic: config.deadLetterTopic, partitions: config.topicPartitions, configEntries: large },
+      { topic: config.fingerprintsTopic, partitions: sharded ? config.shards : 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
+      ...(sharded
+        ? [
+            { topic: config.sequenceTopic, partitions: 1, configEntries: internal },
+            { topic: config.answersTopic, partitions: 1, configEntries: internal },
+          ]
+        : []),
     ].filter((t) => !existing.has(t.topic));
-    if (wanted.length === 0) return;
+    if (wanted.length > 0) {
     await admin.createTopics({
       waitForLeaders: true,
       topics: wanted.map((t) => ({
         topic: t.topic,
-        numPartitions: t.topic === config.fingerprintsTopic ? 1 : config.topicPartitions,
+        numPartitions: t.partitions,
         replicationFactor: config.replicationFactor,
         configEntries: t.configEntries,
       })),
     });
     logger.info('created topics', { topics: wanted.map((t) => t.topic) });
+    }
+    if (sharded) await checkShardTopics(admin, config);
   } catch (error) {
+    if (error instanceof DedupError) throw error;
     throw new DedupError('KAFKA', `creating topics failed: ${(error as Error).message}`, { cause: error, retriable: true });
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
+}
+
+/** Sharded mode needs the changelog's partitions to be the shards, and one-partition internal logs. */
+async function checkShardTopics(admin: Admin, config: DedupConfig): Promise<void> {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [config.fingerprintsTopic, config.sequenceTopic, config.answersTopic] });
+  const partitions = new Map(topics.map((t) => [t.name, t.partitions.length]));
+  const problems: string[] = [];
+  if (partitions.get(config.fingerprintsTopic) !== config.shards) {
+    problems.push(`${config.fingerprintsTopic} has ${partitions.get(config.fingerprintsTopic)} partitions but shards=${config.shards}: its partitions are the shards`);
+  }
+  for (const topic of [config.sequenceTopic, config.answersTopic]) {
+    if (partitions.get(topic) !== 1) problems.push(`${topic} has ${partitions.get(topic)} partitions; it must have exactly 1 (its offsets are the global order)`);
+  }
+  if (problems.length > 0) throw new DedupError('CONFIG_INVALID', problems.join('; '));
 }

@@ -17,6 +17,8 @@ export interface MetricsState {
   indexTables(): number;
   planCandidatesPerProbe(): number;
   ready(): boolean;
+  /** Held shard → fingerprints (sharded mode only). */
+  shardSizes?(): Iterable<[number, number]>;
 }
 
 const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -119,6 +121,11 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       help: 'Time the last start-up spent loading the snapshot and replaying the changelog.',
       registers,
     }),
+    snapshotFailures: new Counter({
+      name: 'dedup_snapshot_failures_total',
+      help: 'Snapshots that failed to write (full disk, permissions); consumption goes on, the next start replays more.',
+      registers,
+    }),
     snapshotAge: new Gauge({
       name: 'dedup_snapshot_timestamp_seconds',
       help: 'Unix time of the last snapshot written (0 if none).',
@@ -164,9 +171,57 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
         this.set(state.planCandidatesPerProbe());
       },
     }),
+    shardsHeld: new Gauge({
+      name: 'dedup_shards_held',
+      help: 'Index shards this instance holds (sharded mode).',
+      registers,
+    }),
+    shardFingerprints: new Gauge({
+      name: 'dedup_shard_fingerprints',
+      help: 'Fingerprints in each held shard (sharded mode).',
+      labelNames: ['shard'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [shard, size] of state.shardSizes?.() ?? []) this.set({ shard: String(shard) }, size);
+      },
+    }),
+    shardRestoreDuration: new Histogram({
+      name: 'dedup_shard_restore_seconds',
+      help: 'Time to restore one shard from its changelog partition when it is assigned here (sharded mode).',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    }),
+    rebalances: new Counter({
+      name: 'dedup_rebalances_total',
+      help: 'Consumer group assignments received (each rebalance this instance took part in).',
+      registers,
+    }),
+    rebalanceDuration: new Histogram({
+      name: 'dedup_rebalance_seconds',
+      help: 'From a rebalance starting to this instance holding and having restored its new assignment.',
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    }),
+    sequenceApplied: new Counter({
+      name: 'dedup_sequence_records_applied_total',
+      help: 'Sequence records applied to the shards held here (sharded mode).',
+      registers,
+    }),
+    sequenceLag: new Gauge({
+      name: 'dedup_sequence_lag_records',
+      help: 'Sequence records the slowest held shard is behind the end of the sequence log (sharded mode).',
+      registers,
+    }),
+    answerWait: new Histogram({
+      name: 'dedup_answer_wait_seconds',
+      help: 'From appending a chunk\u2019s pages to the sequence to having every shard\u2019s answer (sharded mode).',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
     ready: new Gauge({
       name: 'dedup_ready',
-      help: '1 when the index is loaded and the consumer has joined its group.',
+      help: '1 when the index is loaded and the consumer is in its group and consuming.',
       registers,
       collect() {
         this.set(state.ready() ? 1 : 0);

@@ -23,7 +23,12 @@ export interface CommittedOffsets {
 export interface VerdictProducer {
   /** Connects and fences older producers with the same transactional id. */
   connect(): Promise<void>;
-  commit(topicMessages: Map<string, OutputMessage[]>, consumerGroupId: string, offsets: CommittedOffsets): Promise<void>;
+  /**
+   * Writes the messages and the consumed offsets in one transaction. Resolves
+   * with the last offset written per "topic:partition", so a snapshot can name
+   * exactly what it includes even before the high watermark shows it.
+   */
+  commit(topicMessages: Map<string, OutputMessage[]>, consumerGroupId: string, offsets: CommittedOffsets): Promise<Map<string, bigint>>;
   disconnect(): Promise<void>;
 }
 
@@ -98,15 +103,24 @@ export function createVerdictProducer(kafka: Kafka, transactionalId: string): Ve
     },
     async commit(topicMessages, consumerGroupId, offsets) {
       const transaction = await producer.transaction();
+      const written = new Map<string, bigint>();
       try {
         for (const request of splitRequests(topicMessages)) {
-          await transaction.sendBatch({ acks: -1, topicMessages: request });
+          const metadata = await transaction.sendBatch({ acks: -1, topicMessages: request });
+          // Exact where a topic's messages of this request went to one
+          // partition (the single-instance changelog); skipped otherwise.
+          for (const m of metadata) {
+            if (m.baseOffset === undefined || metadata.filter((x) => x.topicName === m.topicName).length !== 1) continue;
+            const count = request.filter((r) => r.topic === m.topicName).reduce((n, r) => n + r.messages.length, 0);
+            if (count > 0) written.set(`${m.topicName}:${m.partition}`, BigInt(m.baseOffset) + BigInt(count) - 1n);
+          }
         }
         await transaction.sendOffsets({
           consumerGroupId,
           topics: [{ topic: offsets.topic, partitions: [{ partition: offsets.partition, offset: offsets.offset }] }],
         });
         await transaction.commit();
+        return written;
       } catch (error) {
         await transaction.abort().catch(() => undefined);
         const fenced = errorTypeIn(error, FENCED);

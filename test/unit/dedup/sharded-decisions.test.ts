@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Decider } from '../../../src/dedup/decider.js';
 import { ShardState, applySequenced, homeShard, type SequencedPage } from '../../../src/dedup/shard-state.js';
-import { AnswerJoin, type JoinedVerdict } from '../../../src/dedup/answer-join.js';
+import { AnswerJoin, sourceKey, type JoinedVerdict } from '../../../src/dedup/answer-join.js';
 import type { AnswerRecord } from '../../../src/dedup/shard-protocol.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
 
@@ -63,6 +63,12 @@ function sharded(pages: Page[], shardCount: number, batch: number): JoinedVerdic
   const verdicts: JoinedVerdict[] = new Array(pages.length);
   let applied = 0;
   let outbox: AnswerRecord[] = [];
+  /** Appends are acknowledged late: shards may answer before the emitter knows the sequence. */
+  let pendingAcks: [string, number][] = [];
+  const ack = (): void => {
+    for (const [key, sequence] of pendingAcks) join.sequenced(key, sequence);
+    pendingAcks = [];
+  };
   const flush = (): void => {
     for (const record of outbox) join.apply(record);
     outbox = [];
@@ -72,29 +78,35 @@ function sharded(pages: Page[], shardCount: number, batch: number): JoinedVerdic
         verdicts[origin] = done.verdict;
         continue;
       }
-      const sequence = log.length;
       const source = log[done.sequence]!.page;
+      join.rewatch(done.key, { hi: done.repeatOf.hi, lo: done.repeatOf.lo, firstSequence: done.repeatOf.first });
+      const sequence = log.length;
       log.push({ page: { type: 'reprobe', id: source.id, hi: done.repeatOf.hi, lo: done.repeatOf.lo, short: done.repeatOf.short, asOf: done.repeatOf.first }, origin });
-      join.watch(sequence, { hi: done.repeatOf.hi, lo: done.repeatOf.lo, firstSequence: done.repeatOf.first });
+      pendingAcks.push([done.key, sequence]);
     }
   };
   const applyUpTo = (end: number): void => {
     for (; applied < end; applied++) {
       const out = applySequenced(shards, shardCount, log[applied]!.page, applied);
-      for (const h of out.hits) outbox.push({ type: 'hit', sequence: applied, ...h });
-      if (out.repeat) outbox.push({ type: 'repeat', sequence: applied, ...out.repeat });
+      const source = { partition: 0, offset: String(log[applied]!.origin) };
+      for (const h of out.hits) outbox.push({ type: 'hit', sequence: applied, ...source, ...h });
+      if (out.repeat) outbox.push({ type: 'repeat', sequence: applied, ...source, ...out.repeat });
       if (outbox.length >= batch) {
+        if (applied % 2 === 0) ack();
         outbox.push({ type: 'watermark', instance: 'sim', shards: shards.map((s) => s.shard), upTo: shards.map((s) => s.position) });
         flush();
       }
     }
+    ack();
     outbox.push({ type: 'watermark', instance: 'sim', shards: shards.map((s) => s.shard), upTo: shards.map((s) => s.position) });
     flush();
   };
   pages.forEach((page, origin) => {
     const sequence = log.length;
+    const key = sourceKey(0, String(origin));
+    join.watch(key, { hi: page.hi, lo: page.lo });
     log.push({ page: { type: 'probe', ...page }, origin });
-    join.watch(sequence, { hi: page.hi, lo: page.lo });
+    pendingAcks.push([key, sequence]);
     if (log.length % batch === 0) applyUpTo(log.length);
   });
   while (applied < log.length) applyUpTo(log.length);

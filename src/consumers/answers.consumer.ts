@@ -1,0 +1,89 @@
+/**
+ * Tails the answers log and hands each waiting page its verdict once every
+ * shard has answered (src/dedup/answer-join.ts). Every instance reads the
+ * whole log (one partition of small records) from where it stood when the
+ * instance started: the pages it waits for are appended after that, so their
+ * answers come after it too.
+ */
+import type { Consumer, Kafka } from 'kafkajs';
+import type { DedupConfig } from '../config.js';
+import { errorCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { AnswerJoin, type Completion, type WatchedPage } from '../dedup/answer-join.js';
+import type { DedupMetrics } from '../metrics/metrics.js';
+import { decodeAnswerRecord } from '../wire/shard-records.js';
+import { endOffsets } from './changelog.replay.js';
+
+export interface AnswerTail {
+  start(): Promise<void>;
+  /** Calls `done` with each completion of the source record `key` (a verdict, or "ask again as of"), until forgotten or given a verdict. */
+  expect(key: string, page: WatchedPage, done: (completion: Completion) => void): void;
+  /** The source record's append was acknowledged at this sequence. */
+  sequenced(key: string, sequence: number): void;
+  /** Waits for the source record again, as a reprobe of its first appearance. */
+  rewatch(key: string, page: WatchedPage): void;
+  /** Stops waiting for a source record (its chunk was abandoned at a rebalance). */
+  forget(key: string): void;
+  readonly join: AnswerJoin;
+  stop(): Promise<void>;
+}
+
+export function createAnswerTail(options: { kafka: Kafka; config: DedupConfig; metrics: DedupMetrics; logger: Logger }): AnswerTail {
+  const { kafka, config, metrics, logger } = options;
+  const join = new AnswerJoin(config.shards);
+  const waiters = new Map<string, (completion: Completion) => void>();
+  const consumer: Consumer = kafka.consumer({
+    groupId: `${config.groupId}-answers-${config.instanceId}`,
+    readUncommitted: false,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    maxWaitTimeInMs: 100,
+    allowAutoTopicCreation: false,
+  });
+
+  return {
+    join,
+    async start() {
+      const start = (await endOffsets(kafka, config.answersTopic))['0'] ?? '0';
+      await consumer.connect();
+      await consumer.subscribe({ topics: [config.answersTopic], fromBeginning: false });
+      await consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch, heartbeat }) => {
+          for (const message of batch.messages) {
+            try {
+              join.apply(decodeAnswerRecord(message.value));
+            } catch (error) {
+              metrics.errors.inc({ code: errorCode(error) });
+              logger.error('skipping an undecodable answer record', { offset: message.offset, error });
+            }
+          }
+          for (const completion of join.drain()) {
+            const done = waiters.get(completion.key);
+            if (completion.verdict) waiters.delete(completion.key);
+            done?.(completion);
+          }
+          await heartbeat();
+        },
+      });
+      consumer.seek({ topic: config.answersTopic, partition: 0, offset: start });
+    },
+    expect(key, page, done) {
+      waiters.set(key, done);
+      join.watch(key, page);
+    },
+    sequenced(key, sequence) {
+      join.sequenced(key, sequence);
+    },
+    rewatch(key, page) {
+      join.rewatch(key, page);
+    },
+    forget(key) {
+      waiters.delete(key);
+      join.forget(key);
+    },
+    async stop() {
+      await consumer.stop().catch(() => undefined);
+      await consumer.disconnect().catch(() => undefined);
+    },
+  };
+}

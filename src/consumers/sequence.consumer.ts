@@ -1,0 +1,239 @@
+/**
+ * The shards this instance holds, kept up to date by tailing the sequence log.
+ *
+ * Every instance reads the whole sequence (one partition of small probe
+ * records) and applies each record, in offset order, to the shards it holds
+ * (src/dedup/shard-state.ts): the hits and repeats go to the answers log,
+ * followed by a watermark naming each held shard's position; a page recorded
+ * in its home shard goes to that shard's changelog partition.
+ *
+ * Shards come and go with the consumer group's assignment
+ * (sharded-pages.consumer.ts). A new shard is restored from its changelog
+ * partition, and its position is one past the last sequence it recorded: the
+ * tail seeks back there and re-applies, which re-sends identical hits and
+ * changelog entries (harmless: they are deterministic), never skips one.
+ */
+import type { Consumer, Kafka } from 'kafkajs';
+import type { DedupConfig } from '../config.js';
+import { DedupError, errorCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { TablePlan } from '../index/index.js';
+import { ShardState, applySequenced } from '../dedup/shard-state.js';
+import type { AnswerRecord } from '../dedup/shard-protocol.js';
+import type { DedupMetrics } from '../metrics/metrics.js';
+import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
+import type { RecordCodec } from '../wire/record-codec.js';
+import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
+import { replayChangelog } from './changelog.replay.js';
+
+export interface ShardHolderOptions {
+  kafka: Kafka;
+  config: DedupConfig;
+  plan: TablePlan;
+  codec: RecordCodec;
+  appender: LogAppender;
+  metrics: DedupMetrics;
+  logger: Logger;
+  onFatal: (error: unknown) => void;
+}
+
+export interface ShardHolder {
+  start(): Promise<void>;
+  /** Holds exactly these shards from now on: restores new ones, drops the others. */
+  hold(shards: readonly number[]): Promise<void>;
+  /** True when every shard assigned to this instance is restored and applying. */
+  readonly caughtUp: boolean;
+  readonly held: readonly ShardState[];
+  stop(): Promise<void>;
+}
+
+export function createShardHolder(options: ShardHolderOptions): ShardHolder {
+  const { kafka, config, plan, codec, appender, metrics, logger, onFatal } = options;
+  const shardCount = config.shards;
+  const held = new Map<number, ShardState>();
+  let wanted: readonly number[] = [];
+  let restoring = 0;
+  let sequenceEnd = 0;
+  let started = false;
+  /** Serialises batch application and changes to the held set. */
+  let lock: Promise<void> = Promise.resolve();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = lock.then(work);
+    lock = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  };
+
+  const consumer: Consumer = kafka.consumer({
+    // Per instance and never committed: the position lives in the shards.
+    groupId: `${config.groupId}-sequence-${config.instanceId}`,
+    readUncommitted: false,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    maxWaitTimeInMs: 100,
+    allowAutoTopicCreation: false,
+  });
+
+  function watermark(): LogRecord {
+    const shards = [...held.keys()];
+    return {
+      topic: config.answersTopic,
+      partition: 0,
+      key: null,
+      value: encodeShardRecord({ type: 'watermark', instance: config.instanceId, shards, upTo: shards.map((s) => held.get(s)!.position) }),
+    };
+  }
+
+  /** The lowest position of the held shards: where the tail must be to move them all. */
+  function lowestPosition(): number {
+    let lowest = Infinity;
+    for (const s of held.values()) if (s.position < lowest) lowest = s.position;
+    return lowest;
+  }
+
+  function seekTo(offset: number): void {
+    consumer.seek({ topic: config.sequenceTopic, partition: 0, offset: String(offset) });
+  }
+
+  async function restore(shard: number): Promise<ShardState> {
+    const started = Date.now();
+    const state = new ShardState(shard, plan, config.k, 1024);
+    let last = -1;
+    const replay = await replayChangelog({
+      kafka,
+      topic: config.fingerprintsTopic,
+      from: {},
+      partitions: [shard],
+      codec,
+      logger,
+      groupIdPrefix: `${config.groupId}-restore-${shard}`,
+      apply: (change) => {
+        state.insert(change.id, change.hi, change.lo, change.short, change.fetchedAt, change.sequence);
+        if (change.sequence > last) last = change.sequence;
+      },
+    });
+    state.position = last + 1;
+    const seconds = (Date.now() - started) / 1000;
+    metrics.shardRestoreDuration.observe(seconds);
+    logger.info('shard restored', { shard, fingerprints: state.size, records: replay.records, position: state.position, seconds });
+    return state;
+  }
+
+  async function apply(messages: { offset: string; value: Buffer | null }[]): Promise<number> {
+    const out: LogRecord[] = [];
+    const shards = [...held.values()];
+    let applied = 0;
+    for (const message of messages) {
+      const sequence = Number(message.offset);
+      if (!shards.some((s) => s.position === sequence)) continue;
+      applied++;
+      let record;
+      try {
+        record = decodeSequenceRecord(message.value);
+      } catch (error) {
+        // Not ours (the topic is internal): skip it, loudly. Every shard moves past it alike.
+        metrics.errors.inc({ code: errorCode(error) });
+        logger.error('skipping an undecodable sequence record', { offset: message.offset, error });
+        for (const s of shards) if (s.position === sequence) s.position = sequence + 1;
+        continue;
+      }
+      const result = applySequenced(shards, shardCount, record, sequence);
+      const source = { partition: record.partition, offset: record.offset };
+      for (const hit of result.hits) out.push(answer({ type: 'hit', sequence, ...source, ...hit }));
+      if (result.repeat) out.push(answer({ type: 'repeat', sequence, ...source, ...result.repeat }));
+      if (result.inserted) {
+        out.push({
+          topic: config.fingerprintsTopic,
+          partition: result.inserted.shard,
+          key: record.id,
+          value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence }),
+        });
+      }
+    }
+    if (applied === 0) return 0;
+    out.push(watermark());
+    await appender.append(out);
+    return applied;
+  }
+
+  function answer(record: AnswerRecord): LogRecord {
+    return { topic: config.answersTopic, partition: 0, key: null, value: encodeShardRecord(record) };
+  }
+
+  return {
+    get caughtUp() {
+      return started && restoring === 0 && wanted.every((s) => held.has(s));
+    },
+    get held() {
+      return [...held.values()];
+    },
+    async start() {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [config.sequenceTopic], fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          if (!isRunning() || isStale()) return;
+          sequenceEnd = Number(batch.highWatermark);
+          await exclusive(async () => {
+            try {
+              const applied = await apply(batch.messages);
+              if (applied > 0) metrics.sequenceApplied.inc(applied);
+              // A shard behind what this batch covered (restored meanwhile) needs the tail back.
+              const lowest = lowestPosition();
+              const last = batch.messages[batch.messages.length - 1];
+              if (last && lowest < Number(last.offset)) seekTo(lowest);
+            } catch (error) {
+              metrics.errors.inc({ code: errorCode(error) });
+              onFatal(error instanceof DedupError ? error : new DedupError('KAFKA', `applying the sequence failed: ${(error as Error).message}`, { cause: error }));
+              throw error;
+            }
+          });
+          const last = batch.messages[batch.messages.length - 1];
+          if (last) resolveOffset(last.offset);
+          const lowest = lowestPosition();
+          metrics.sequenceLag.set(Number.isFinite(lowest) ? Math.max(0, sequenceEnd - lowest) : 0);
+          await heartbeat();
+        },
+      });
+      started = true;
+    },
+    hold(shards) {
+      wanted = [...shards];
+      return exclusive(async () => {
+        const keep = new Set(shards);
+        for (const s of [...held.keys()]) {
+          if (!keep.has(s)) {
+            held.delete(s);
+            logger.info('shard released', { shard: s });
+          }
+        }
+        const fresh = shards.filter((s) => !held.has(s));
+        if (fresh.length === 0) return;
+        restoring++;
+        try {
+          let lowest = Infinity;
+          for (const s of fresh) {
+            const state = await restore(s);
+            held.set(s, state);
+            if (state.position < lowest) lowest = state.position;
+          }
+          // Re-apply from the lowest restored position; held shards that are
+          // ahead skip what they have applied.
+          seekTo(lowest);
+        } finally {
+          restoring--;
+        }
+        metrics.shardsHeld.set(held.size);
+        // Say where the held shards stand now, even if no record follows.
+        await appender.append([watermark()]);
+      });
+    },
+    async stop() {
+      await consumer.stop().catch(() => undefined);
+      await consumer.disconnect().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * The sharded pipeline's consumer group (mode=sharded). Instances with the
+ * same groupId subscribe to the crawled-pages topic and to the changelog
+ * topic, whose partitions are the index shards; the group's assignment gives
+ * each instance some input partitions (the stateless work: decode, HTML,
+ * fingerprint, emit) and some shards (held by sequence.consumer.ts). The
+ * changelog partitions are paused: they are assigned for ownership, never
+ * consumed through the group.
+ *
+ * Per input partition, a chunk of records goes:
+ *   prepare  decode + fingerprint (worker threads)            no state touched
+ *   append   one probe per page to the sequence log           its offset orders the page
+ *   await    the shards' answers, joined (answers.consumer.ts)
+ *   emit     verdicts + dead letters + the input offsets, in ONE transaction
+ * The transactional id is per input partition (<groupId>-<topic>-<partition>),
+ * so whoever takes a partition over fences the previous owner, a zombie
+ * included: kafkajs has no KIP-447 (group-generation fencing), and this is
+ * what Kafka Streams did before it ("eos-alpha").
+ *
+ * A chunk abandoned at a rebalance (its answers need shards that are moving)
+ * is decided again by the partition's next owner: its probes are appended
+ * again, the home shards recognise the ids, and the reprobe gives each the
+ * verdict of its first appearance.
+ */
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { DedupConfig } from '../config.js';
+import { DedupError, errorCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-join.js';
+import type { DedupMetrics } from '../metrics/metrics.js';
+import type { LogAppender } from '../producers/log-appender.producer.js';
+import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
+import type { CrawledPage } from '../wire/crawled-page.js';
+import { encodeShardRecord } from '../wire/shard-records.js';
+import type { AnswerTail } from './answers.consumer.js';
+import { trackConsumerHealth } from './consumer-health.js';
+import { recordChunkMetrics, splitChunks } from './crawled-pages.consumer.js';
+import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
+import type { ShardHolder } from './sequence.consumer.js';
+
+export interface ShardedPagesConsumerOptions {
+  kafka: Kafka;
+  config: DedupConfig;
+  processor: PageBatchProcessor;
+  appender: LogAppender;
+  answers: AnswerTail;
+  holder: ShardHolder;
+  metrics: DedupMetrics;
+  logger: Logger;
+  onFatal: (error: unknown) => void;
+}
+
+export interface ShardedPagesConsumer {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** In the group, fetching, and every assigned shard restored. */
+  readonly ready: boolean;
+}
+
+/** Thrown out of eachBatch when a rebalance begins while a chunk waits for answers. */
+class ChunkAbandoned extends Error {}
+
+export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions): ShardedPagesConsumer {
+  const { kafka, config, processor, appender, answers, holder, metrics, logger, onFatal } = options;
+  const consumer: Consumer = kafka.consumer({
+    groupId: config.groupId,
+    sessionTimeout: 20_000,
+    heartbeatInterval: 3_000,
+    rebalanceTimeout: 60_000,
+    maxBytesPerPartition: 16 * 1024 * 1024,
+    readUncommitted: false,
+    allowAutoTopicCreation: false,
+  });
+  const health = trackConsumerHealth(consumer);
+  const producers = new Map<number, Promise<VerdictProducer>>();
+
+  function producerFor(partition: number): Promise<VerdictProducer> {
+    let producer = producers.get(partition);
+    if (!producer) {
+      const created = createVerdictProducer(kafka, `${config.groupId}-${config.pagesTopic}-${partition}`);
+      producer = created.connect().then(() => created);
+      producer.catch(() => producers.delete(partition));
+      producers.set(partition, producer);
+    }
+    return producer;
+  }
+
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const assignment = payload.memberAssignment as Record<string, number[] | undefined>;
+    const shards = assignment[config.fingerprintsTopic] ?? [];
+    const partitions = new Set(assignment[config.pagesTopic] ?? []);
+    metrics.rebalances.inc();
+    const began = health.rebalancingSince || Date.now();
+    logger.info('assignment', { partitions: [...partitions], shards });
+    // Producers of partitions now someone else's are closed; the new owner's fences them anyway.
+    for (const [partition, producer] of producers) {
+      if (partitions.has(partition)) continue;
+      producers.delete(partition);
+      void producer.then((p) => p.disconnect()).catch(() => undefined);
+    }
+    holder.hold(shards).then(
+      () => metrics.rebalanceDuration.observe((Date.now() - began) / 1000),
+      (error: unknown) => {
+        metrics.errors.inc({ code: errorCode(error) });
+        onFatal(error);
+      },
+    );
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    metrics.errors.inc({ code: errorCode(payload.error) === 'UNKNOWN' ? 'KAFKA' : errorCode(payload.error) });
+    logger.error('consumer crashed', { error: payload.error, restart: payload.restart });
+    if (!payload.restart) onFatal(payload.error);
+  });
+
+  /**
+   * Appends the chunk's pages to the sequence and waits until every shard has
+   * answered each of them; heartbeats meanwhile, and gives the chunk up when a
+   * rebalance begins (its answers may need a shard that is moving).
+   */
+  async function awaitVerdicts(partition: number, prepared: PreparedChunk, heartbeat: () => Promise<void>, isRunning: () => boolean): Promise<Map<number, JoinedVerdict>> {
+    const verdicts = new Map<number, JoinedVerdict>();
+    const keys: string[] = [];
+    const probes: { key: string; index: number; value: Buffer; id: string }[] = [];
+    let next = 0;
+    let settle!: () => void;
+    let fail!: (error: unknown) => void;
+    const allAnswered = new Promise<void>((resolve, reject) => ((settle = resolve), (fail = reject)));
+    let outstanding = 0;
+    prepared.decoded.forEach((item, index) => {
+      if (item instanceof Error) return;
+      const result = prepared.results[next++]!;
+      if (result.empty) return;
+      const record = prepared.records[index]!;
+      const key = sourceKey(partition, record.offset);
+      const page: CrawledPage = item;
+      keys.push(key);
+      outstanding++;
+      answers.expect(key, { hi: result.hi, lo: result.lo }, (completion: Completion) => {
+        if (completion.verdict) {
+          verdicts.set(index, completion.verdict);
+          if (--outstanding === 0) settle();
+          return;
+        }
+        // A re-sent id: ask again as of its first sequence.
+        const { first, hi, lo, short } = completion.repeatOf;
+        answers.rewatch(key, { hi, lo, firstSequence: first });
+        const value = encodeShardRecord({ type: 'reprobe', id: page.id, hi, lo, short, asOf: first, partition, offset: record.offset });
+        appender.append([{ topic: config.sequenceTopic, partition: 0, key: page.id, value }]).then(([sequence]) => answers.sequenced(key, sequence!), fail);
+      });
+      probes.push({
+        key,
+        index,
+        id: page.id,
+        value: encodeShardRecord({ type: 'probe', id: page.id, hi: result.hi >>> 0, lo: result.lo >>> 0, short: result.short, fetchedAt: page.fetchedAt, partition, offset: record.offset }),
+      });
+    });
+    if (outstanding === 0) return verdicts;
+    const started = process.hrtime.bigint();
+    try {
+      const offsets = await appender.append(probes.map((p) => ({ topic: config.sequenceTopic, partition: 0, key: p.id, value: p.value })));
+      probes.forEach((p, i) => answers.sequenced(p.key, offsets[i]!));
+      let waited = 0;
+      for (;;) {
+        const tick = new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), 1000));
+        if ((await Promise.race([allAnswered.then(() => 'done' as const), tick])) === 'done') break;
+        if (!isRunning()) throw new ChunkAbandoned('consumer stopping');
+        try {
+          await heartbeat();
+        } catch (error) {
+          throw new ChunkAbandoned(`rebalance while waiting for answers: ${(error as Error).message}`);
+        }
+        if (++waited % 30 === 0) {
+          logger.warn('still waiting for shard answers', { partition, pages: outstanding, seconds: waited, lowWatermark: answers.join.watermark });
+        }
+      }
+    } catch (error) {
+      for (const key of keys) answers.forget(key);
+      throw error;
+    }
+    metrics.answerWait.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    return verdicts;
+  }
+
+  async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    if (batch.topic !== config.pagesTopic) {
+      // A shard partition: held through the assignment, never consumed here.
+      consumer.pause([{ topic: batch.topic }]);
+      return;
+    }
+    const chunks = splitChunks(batch, config.maxBatchRecords);
+    const prepare = (records: InputRecord[]) => {
+      const prepared = processor.prepare(records);
+      prepared.catch(() => undefined);
+      return prepared;
+    };
+    let upcoming = chunks.length > 0 ? prepare(chunks[0]!) : null;
+    for (let c = 0; c < chunks.length; c++) {
+      if (!isRunning() || isStale()) return;
+      const records = chunks[c]!;
+      const endTimer = metrics.batchDuration.startTimer();
+      // Retriable failures before any state or output (a registry outage while
+      // decoding): kafkajs retries the batch from the last resolved offset.
+      const prepared = await upcoming!;
+      upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
+      let chunk: ProcessedChunk;
+      const last = records[records.length - 1]!.offset;
+      try {
+        const verdicts = await awaitVerdicts(batch.partition, prepared, heartbeat, isRunning);
+        chunk = await processor.decide(prepared, (index) => {
+          const verdict = verdicts.get(index);
+          if (!verdict) throw new DedupError('KAFKA', `no verdict joined for offset ${prepared.records[index]!.offset}`);
+          return verdict;
+        });
+        const producer = await producerFor(batch.partition);
+        await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
+        metrics.transactions.inc({ outcome: 'committed' });
+      } catch (error) {
+        if (error instanceof ChunkAbandoned) {
+          logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: error.message });
+          return;
+        }
+        metrics.errors.inc({ code: errorCode(error) });
+        if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
+        // Whatever failed here, this chunk's outputs were not committed. In
+        // sharded mode no in-memory state depends on them, but the safest way
+        // on is the same as the single-instance path: stop, and let the
+        // partition be decided again from its committed offset.
+        onFatal(error);
+        return;
+      }
+      resolveOffset(last);
+      endTimer();
+      recordChunkMetrics(metrics, batch, records, chunk);
+      await heartbeat();
+    }
+  }
+
+  return {
+    get ready() {
+      return health.consuming && holder.caughtUp;
+    },
+    async start() {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [config.pagesTopic], fromBeginning: true });
+      await consumer.subscribe({ topics: [config.fingerprintsTopic], fromBeginning: false });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        // Partitions wait on answers independently: one waiting must not hold the others.
+        partitionsConsumedConcurrently: Math.max(1, config.topicPartitions),
+        eachBatch,
+      });
+      consumer.pause([{ topic: config.fingerprintsTopic }]);
+    },
+    async stop() {
+      await consumer.stop().catch(() => undefined);
+      await consumer.disconnect().catch(() => undefined);
+      for (const producer of producers.values()) await producer.then((p) => p.disconnect()).catch(() => undefined);
+      producers.clear();
+    },
+  };
+}
