@@ -211,6 +211,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
           }
         }
         const fresh = shards.filter((s) => !held.has(s));
+        metrics.shardsHeld.set(held.size);
         if (fresh.length === 0) return;
         restoring++;
         try {
