@@ -37,7 +37,7 @@ import { createAnswerTail } from '../consumers/answers.consumer.js';
 import { createShardHolder, type ShardHolder } from '../consumers/sequence.consumer.js';
 import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';
 import type { ShardState } from '../dedup/shard-state.js';
-import { createKafka, ensureTopics } from '../kafka/client.js';
+import { createKafka, ensureTopics, topicRecordLimits } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
 
@@ -76,13 +76,14 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
     closers.push('metrics server', () => server!.close());
     logger.info('metrics server listening', { host: config.metricsHost, port: server.port });
   }
+  const maxRecordBytes = await topicRecordLimits(kafka, [config.novelTopic, config.duplicateTopic, config.deadLetterTopic]);
   const codec = await createRecordCodecFromConfig(config);
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
   const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
   const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;
   if (pool) closers.push('fingerprint pool', () => pool.close());
   logger.info('fingerprinting', { workerThreads: threads });
-  return { metrics, kafka, server, codec, fingerprinter, pool };
+  return { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes };
 }
 
 export async function startPipeline(config: DedupConfig, logger: Logger, registry: Registry = new Registry()): Promise<Pipeline> {
@@ -102,7 +103,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   const ready = (): boolean => consumer?.ready ?? false;
   const held = () => holder?.held ?? [];
   const sum = (f: (s: ShardState) => number) => held().reduce((total, s) => total + f(s), 0);
-  const { metrics, kafka, server, codec, fingerprinter, pool } = await startCommon(config, logger, closers, ready, registry, {
+  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => sum((s) => s.size),
     indexBytes: () => sum((s) => s.byteLength),
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -130,6 +131,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
     decider: null,
     metrics,
     maxDeadLetterBytes: config.maxPageBytes * 2,
+    maxRecordBytes,
   });
   consumer = createShardedPagesConsumer({ kafka, config, processor, appender, answers, holder, metrics, logger, onFatal: (error) => fail(error) });
   await consumer.start();
@@ -157,7 +159,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   const plan = planFromConfig(config);
   /** Ready = the index is loaded and the consumer is in its group, fetching. */
   const ready = (): boolean => decider !== null && (consumer?.joined ?? false);
-  const { metrics, kafka, server, codec, fingerprinter, pool } = await startCommon(config, logger, closers, ready, registry, {
+  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => decider?.index.size ?? 0,
     indexBytes: () => decider?.byteLength ?? 0,
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -247,6 +249,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     decider,
     metrics,
     maxDeadLetterBytes: config.maxPageBytes * 2,
+    maxRecordBytes,
   });
 
   let fail!: (error: unknown) => void;

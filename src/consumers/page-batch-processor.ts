@@ -81,7 +81,18 @@ export interface PageBatchProcessorOptions {
   readonly metrics?: DedupMetrics;
   /** Dead letters keep the original value up to this many bytes (the rest is cut, and said so in a header). */
   readonly maxDeadLetterBytes: number;
+  /**
+   * The largest record each output topic accepts (its max.message.bytes, less
+   * batch overhead). A verdict that would not fit is dead-lettered with
+   * PAGE_TOO_LARGE instead of failing the transaction: a refused transaction
+   * is retried forever or stops the pipeline at the same record on every
+   * restart. Topics not listed are not checked.
+   */
+  readonly maxRecordBytes?: ReadonlyMap<string, number>;
 }
+
+/** Record batch and record overhead kept free under a topic's max.message.bytes. */
+export const RECORD_OVERHEAD_BYTES = 1024;
 
 export const DLQ_HEADERS = {
   code: 'dedup.error.code',
@@ -94,7 +105,15 @@ export const DLQ_HEADERS = {
 } as const;
 
 export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
-  const { topics, codec, fingerprinter, decider, metrics, maxDeadLetterBytes } = options;
+  const { topics, codec, fingerprinter, decider, metrics } = options;
+  const limits = options.maxRecordBytes ?? new Map<string, number>();
+  const fits = (topic: string, key: string, value: Buffer): boolean => {
+    const limit = limits.get(topic);
+    return limit === undefined || Buffer.byteLength(key) + value.length + RECORD_OVERHEAD_BYTES <= limit;
+  };
+  // A dead letter must fit its own topic too: the original is cut to fit.
+  const dlqLimit = limits.get(topics.deadLetterTopic);
+  const maxDeadLetterBytes = dlqLimit === undefined ? options.maxDeadLetterBytes : Math.min(options.maxDeadLetterBytes, Math.max(1024, dlqLimit - 16 * 1024));
   const pool = options.pool ?? null;
 
   const content = (page: CrawledPage): PageContent => (page.html !== null ? { html: page.html } : { text: page.text ?? '' });
@@ -226,24 +245,34 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
         }
         verdict = decided;
       }
-      verdicts.push(verdict);
-      if (verdict.verdict === 'novel') {
+      const topic = verdict.verdict === 'novel' ? topics.novelTopic : topics.duplicateTopic;
+      const value =
+        verdict.verdict === 'novel'
+          ? await codec.encodeNovel({ page: page!, hi: verdict.hi, lo: verdict.lo })
+          : await codec.encodeDuplicate({
+              page: page!,
+              hi: verdict.hi,
+              lo: verdict.lo,
+              duplicateOf: verdict.duplicateOf!,
+              distance: verdict.distance!,
+              duplicateOfHi: verdict.duplicateOfHi,
+              duplicateOfLo: verdict.duplicateOfLo,
+            });
+      if (!fits(topic, page!.id, value)) {
+        // Decided (the index holds it, the changelog below records it), but
+        // its verdict cannot be written: the reader gets a dead letter instead.
+        const tooLarge = new DedupError('PAGE_TOO_LARGE', `its ${verdict.verdict} verdict is ${value.length} bytes, more than topic ${topic} accepts (max.message.bytes ${limits.get(topic)})`);
+        const { message, code } = deadLetter(record, tooLarge);
+        deadLetterMessages.push(message);
+        deadLetters.set(code, (deadLetters.get(code) ?? 0) + 1);
+      } else if (verdict.verdict === 'novel') {
         novel++;
-        novelMessages.push({ key: page!.id, value: await codec.encodeNovel({ page: page!, hi: verdict.hi, lo: verdict.lo }) });
+        verdicts.push(verdict);
+        novelMessages.push({ key: page!.id, value });
       } else {
         duplicates++;
-        duplicateMessages.push({
-          key: page!.id,
-          value: await codec.encodeDuplicate({
-            page: page!,
-            hi: verdict.hi,
-            lo: verdict.lo,
-            duplicateOf: verdict.duplicateOf!,
-            distance: verdict.distance!,
-            duplicateOfHi: verdict.duplicateOfHi,
-            duplicateOfLo: verdict.duplicateOfLo,
-          }),
-        });
+        verdicts.push(verdict);
+        duplicateMessages.push({ key: page!.id, value });
       }
       if (!writeChangelog) continue;
       // Written for repeated ids too: if the first attempt's transaction
