@@ -133,7 +133,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
     maxDeadLetterBytes: config.maxPageBytes * 2,
     maxRecordBytes,
   });
-  consumer = createShardedPagesConsumer({ kafka, config, processor, appender, answers, holder, metrics, logger, onFatal: (error) => fail(error) });
+  consumer = createShardedPagesConsumer({ kafka, config, processor, appender, answers, holder, metrics, logger, maxRecordBytes, onFatal: (error) => fail(error) });
   await consumer.start();
   closers.push('consumer', () => consumer!.stop());
   logger.info('sharded pipeline started', { shards: config.shards, plan: { k: plan.k, blocks: plan.blockWidths, tables: plan.tables.length } });
@@ -201,7 +201,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     logger.info('snapshot loaded', { pages: loaded.header.pages, createdAt: loaded.header.createdAt });
   }
 
-  const producer = createVerdictProducer(kafka, `${config.groupId}-${config.instanceId}`);
+  const producer = createVerdictProducer(kafka, `${config.groupId}-${config.instanceId}`, maxRecordBytes);
   await producer.connect();
   closers.push('verdict producer', () => producer.disconnect());
   const replay = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: snapshotOffsets, codec, apply: candidate, logger, groupIdPrefix: config.groupId });

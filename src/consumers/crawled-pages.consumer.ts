@@ -95,6 +95,12 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     allowAutoTopicCreation: false,
   });
   const health = trackConsumerHealth(consumer);
+  /** Set at the first fatal error: nothing commits after it, whatever partition. */
+  let halted = false;
+  const halt = (error: unknown): void => {
+    halted = true;
+    onFatal(error);
+  };
 
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const admin = kafka.admin();
@@ -135,7 +141,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     };
     let upcoming = chunks.length > 0 ? prepare(chunks[0]!) : null;
     for (let c = 0; c < chunks.length; c++) {
-      if (!isRunning() || isStale()) return;
+      if (halted || !isRunning() || isStale()) return;
       const records = chunks[c]!;
       const endTimer = metrics.batchDuration.startTimer();
       // Stage one may fail retriably (a registry outage while decoding): no
@@ -147,7 +153,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       } catch (error) {
         metrics.errors.inc({ code: errorCode(error) });
         if (error instanceof DedupError && error.retriable) throw error;
-        onFatal(error);
+        halt(error);
         return;
       }
       upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
@@ -161,12 +167,13 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       let chunk: ProcessedChunk;
       try {
         chunk = await processor.decide(prepared);
+        if (halted) return;
         chunk.written = await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
         metrics.transactions.inc({ outcome: 'committed' });
       } catch (error) {
         metrics.errors.inc({ code: errorCode(error) });
         if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
-        onFatal(error);
+        halt(error);
         return;
       }
       resolveOffset(last);

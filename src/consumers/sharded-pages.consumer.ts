@@ -47,6 +47,8 @@ export interface ShardedPagesConsumerOptions {
   holder: ShardHolder;
   metrics: DedupMetrics;
   logger: Logger;
+  /** Output topics' max.message.bytes (requests are cut to fit). */
+  maxRecordBytes?: ReadonlyMap<string, number>;
   onFatal: (error: unknown) => void;
 }
 
@@ -72,12 +74,18 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     allowAutoTopicCreation: false,
   });
   const health = trackConsumerHealth(consumer);
+  /** Set at the first fatal error: nothing commits after it, whatever partition. */
+  let halted = false;
+  const halt = (error: unknown): void => {
+    halted = true;
+    onFatal(error);
+  };
   const producers = new Map<number, Promise<VerdictProducer>>();
 
   function producerFor(partition: number): Promise<VerdictProducer> {
     let producer = producers.get(partition);
     if (!producer) {
-      const created = createVerdictProducer(kafka, `${config.groupId}-${config.pagesTopic}-${partition}`);
+      const created = createVerdictProducer(kafka, `${config.groupId}-${config.pagesTopic}-${partition}`, options.maxRecordBytes);
       producer = created.connect().then(() => created);
       producer.catch(() => producers.delete(partition));
       producers.set(partition, producer);
@@ -195,7 +203,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     };
     let upcoming = chunks.length > 0 ? prepare(chunks[0]!) : null;
     for (let c = 0; c < chunks.length; c++) {
-      if (!isRunning() || isStale()) return;
+      if (halted || !isRunning() || isStale()) return;
       const records = chunks[c]!;
       const endTimer = metrics.batchDuration.startTimer();
       // Retriable failures before any state or output (a registry outage while
@@ -212,6 +220,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
           return verdict;
         });
         const producer = await producerFor(batch.partition);
+        if (halted) return;
         await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
         metrics.transactions.inc({ outcome: 'committed' });
       } catch (error) {
@@ -225,7 +234,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
         // sharded mode no in-memory state depends on them, but the safest way
         // on is the same as the single-instance path: stop, and let the
         // partition be decided again from its committed offset.
-        onFatal(error);
+        halt(error);
         return;
       }
       resolveOffset(last);

@@ -5,7 +5,7 @@
  * kafkajs directly, so the client can be swapped in one place.
  */
 import { readFileSync } from 'node:fs';
-import { ConfigResourceTypes, Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
+import kafkajs, { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
 import { kafkaLogCreator, type Logger } from '../logger.js';
@@ -128,7 +128,7 @@ export async function topicRecordLimits(kafka: Kafka, topics: readonly string[])
     await admin.connect();
     const { resources } = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
+      resources: topics.map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
     });
     const limits = new Map<string, number>();
     for (const r of resources) {

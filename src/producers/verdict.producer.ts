@@ -11,7 +11,7 @@
  */
 import type { Kafka, Producer } from 'kafkajs';
 import { DedupError } from '../errors.js';
-import type { OutputMessage } from '../consumers/page-batch-processor.js';
+import { RECORD_OVERHEAD_BYTES, type OutputMessage } from '../consumers/page-batch-processor.js';
 
 export interface CommittedOffsets {
   topic: string;
@@ -80,7 +80,13 @@ export function splitRequests(topicMessages: Map<string, OutputMessage[]>, maxBy
   return requests;
 }
 
-export function createVerdictProducer(kafka: Kafka, transactionalId: string): VerdictProducer {
+/**
+ * @param maxRecordBytes the output topics' max.message.bytes: a request's
+ *   batch for one partition must fit it too, so requests are cut at the
+ *   smallest limit among the topics written (a topic left at Kafka's 1 MiB
+ *   default, or set lower, would refuse a 1 MiB batch of small records).
+ */
+export function createVerdictProducer(kafka: Kafka, transactionalId: string, maxRecordBytes: ReadonlyMap<string, number> = new Map()): VerdictProducer {
   const producer: Producer = kafka.producer({
     transactionalId,
     idempotent: true,
@@ -105,7 +111,12 @@ export function createVerdictProducer(kafka: Kafka, transactionalId: string): Ve
       const transaction = await producer.transaction();
       const written = new Map<string, bigint>();
       try {
-        for (const request of splitRequests(topicMessages)) {
+        let limit = MAX_REQUEST_BYTES;
+        for (const topic of topicMessages.keys()) {
+          const topicLimit = maxRecordBytes.get(topic);
+          if (topicLimit !== undefined) limit = Math.min(limit, Math.max(1024, topicLimit - RECORD_OVERHEAD_BYTES));
+        }
+        for (const request of splitRequests(topicMessages, limit)) {
           const metadata = await transaction.sendBatch({ acks: -1, topicMessages: request });
           // Exact where a topic's messages of this request went to one
           // partition (the single-instance changelog); skipped otherwise.
