@@ -54,10 +54,20 @@ export function kafkaLogCreator(logger: Logger) {
       // right after a commit meets CONCURRENT_TRANSACTIONS for a few ms):
       // a retry that is still under way is a warning; the final failure
       // reaches us as a thrown error and is logged there.
-      if (level === 1 && rest.retryCount !== undefined) logger.warn(`kafka: ${message}`, rest);
+      // The coordinator answers CONCURRENT_TRANSACTIONS to the first requests
+      // of a transaction begun right after a commit; kafkajs retries them
+      // and logs each response at ERROR. That is normal operation: debug.
+      if (level === 1 && isConcurrentTransactionsResponse(rest)) logger.debug(`kafka: ${message}`, rest);
+      else if (level === 1 && rest.retryCount !== undefined) logger.warn(`kafka: ${message}`, rest);
       else if (level === 1) logger.error(`kafka: ${message}`, rest);
       else if (level === 2) logger.warn(`kafka: ${message}`, rest);
       else if (level === 4) logger.debug(`kafka: ${message}`, rest);
       else logger.debug(`kafka: ${message}`, rest);
     };
+}
+
+/** kafkajs's error-level log of a CONCURRENT_TRANSACTIONS response (it is retried). */
+function isConcurrentTransactionsResponse(fields: Record<string, unknown>): boolean {
+  const error = fields.error;
+  return typeof error === 'string' && /concurrent operation on the same transaction|CONCURRENT_TRANSACTIONS/i.test(error);
 }
