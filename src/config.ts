@@ -42,6 +42,8 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('fingerprintsTopic', 'string', 'simhash.fingerprints', 'Compacted changelog of the index (recovery, replicas).'),
   opt('mode', 'enum', 'single', 'single: one instance holds the whole index (the embedded default); sharded: instances with the same groupId share the input partitions and the index shards.', { values: ['single', 'sharded'] }),
   opt('shards', 'int', '12', 'Index shards in sharded mode: partitions of the changelog topic, spread over the instances (more shards than instances lets instances be added).', { min: 1, max: 4096 }),
+  opt('standbyReplicas', 'int', '0', 'Sharded mode: warm copies of each shard held by other instances (0 or 1), so a failover takes a shard over without restoring it.', { min: 0, max: 1 }),
+  opt('standbyTopic', 'string', 'dedup.standby', 'Sharded mode with standbyReplicas: an empty topic with one partition per shard, whose assignment names the standby copies.'),
   opt('sequenceTopic', 'string', 'dedup.sequence', 'Sharded mode: the one-partition log whose offsets order every page (the global decision order).'),
   opt('answersTopic', 'string', 'dedup.answers', 'Sharded mode: the one-partition log of the shards\u2019 answers and watermarks.'),
   opt('createTopics', 'boolean', 'true', 'Create missing topics at start-up (changelog compacted).'),
@@ -88,6 +90,8 @@ export interface DedupConfig {
   readonly fingerprintsTopic: string;
   readonly mode: 'single' | 'sharded';
   readonly shards: number;
+  readonly standbyReplicas: number;
+  readonly standbyTopic: string;
   readonly sequenceTopic: string;
   readonly answersTopic: string;
   readonly createTopics: boolean;
@@ -213,7 +217,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
 
   // Cross-field rules.
-  const topics = ['pagesTopic', 'novelTopic', 'duplicateTopic', 'deadLetterTopic', 'fingerprintsTopic', 'sequenceTopic', 'answersTopic'] as const;
+  const topics = ['pagesTopic', 'novelTopic', 'duplicateTopic', 'deadLetterTopic', 'fingerprintsTopic', 'sequenceTopic', 'answersTopic', 'standbyTopic'] as const;
   const seen = new Map<string, string>();
   for (const t of topics) {
     const name = out[t] as string;

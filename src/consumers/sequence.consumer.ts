@@ -39,8 +39,13 @@ export interface ShardHolderOptions {
 
 export interface ShardHolder {
   start(): Promise<void>;
-  /** Holds exactly these shards from now on: restores new ones, drops the others. */
-  hold(shards: readonly number[]): Promise<void>;
+  /**
+   * Holds exactly these shards from now on: restores new ones, drops the
+   * others. Owned shards answer (hits, watermarks) and write their changelog;
+   * standby shards only apply the sequence, so that taking one over (a
+   * failover) needs no restore.
+   */
+  hold(owned: readonly number[], standby?: readonly number[]): Promise<void>;
   /** True when every shard assigned to this instance is restored and applying. */
   readonly caughtUp: boolean;
   readonly held: readonly ShardState[];
@@ -51,6 +56,8 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   const { kafka, config, plan, codec, appender, metrics, logger, onFatal } = options;
   const shardCount = config.shards;
   const held = new Map<number, ShardState>();
+  /** The held shards this instance answers for (the others are warm standbys). */
+  const owned = new Set<number>();
   let wanted: readonly number[] = [];
   let restoring = 0;
   let sequenceEnd = 0;
@@ -76,7 +83,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   });
 
   function watermark(): LogRecord {
-    const shards = [...held.keys()];
+    const shards = [...held.keys()].filter((s) => owned.has(s));
     return {
       topic: config.answersTopic,
       partition: 0,
@@ -140,9 +147,9 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       }
       const result = applySequenced(shards, shardCount, record, sequence);
       const source = { partition: record.partition, offset: record.offset };
-      for (const hit of result.hits) out.push(answer({ type: 'hit', sequence, ...source, ...hit }));
-      if (result.repeat) out.push(answer({ type: 'repeat', sequence, ...source, ...result.repeat }));
-      if (result.inserted) {
+      for (const hit of result.hits) if (owned.has(hit.shard)) out.push(answer({ type: 'hit', sequence, ...source, ...hit }));
+      if (result.repeat && owned.has(result.repeat.shard)) out.push(answer({ type: 'repeat', sequence, ...source, ...result.repeat }));
+      if (result.inserted && owned.has(result.inserted.shard)) {
         out.push({
           topic: config.fingerprintsTopic,
           partition: result.inserted.shard,
@@ -166,7 +173,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       return started && restoring === 0 && wanted.every((s) => held.has(s));
     },
     get held() {
-      return [...held.values()];
+      return [...held.values()].filter((s) => owned.has(s.shard));
     },
     async start() {
       await consumer.connect();
@@ -200,8 +207,9 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       });
       started = true;
     },
-    hold(shards) {
-      wanted = [...shards];
+    hold(ownedShards, standbyShards = []) {
+      const shards = [...new Set([...ownedShards, ...standbyShards])];
+      wanted = shards;
       return exclusive(async () => {
         const keep = new Set(shards);
         for (const s of [...held.keys()]) {
@@ -210,8 +218,17 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
             logger.info('shard released', { shard: s });
           }
         }
+        for (const s of ownedShards) {
+          if (held.has(s) && !owned.has(s)) {
+            metrics.shardPromotions.inc();
+            logger.info('shard taken over from its warm standby, no restore', { shard: s, position: held.get(s)!.position });
+          }
+        }
+        owned.clear();
+        for (const s of ownedShards) owned.add(s);
         const fresh = shards.filter((s) => !held.has(s));
-        metrics.shardsHeld.set(held.size);
+        metrics.shardsHeld.set(owned.size);
+        metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
         if (fresh.length === 0) return;
         restoring++;
         try {
@@ -227,7 +244,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
         } finally {
           restoring--;
         }
-        metrics.shardsHeld.set(held.size);
+        metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
         // Say where the held shards stand now, even if no record follows.
         await appender.append([watermark()]);
       });

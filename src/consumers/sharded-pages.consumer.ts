@@ -12,6 +12,9 @@
  *   append   one probe per page to the sequence log           its offset orders the page
  *   await    the shards' answers, joined (answers.consumer.ts)
  *   emit     verdicts + dead letters + the input offsets, in ONE transaction
+ * The assignment (src/kafka/shard-assigner.ts) keeps shards with the same
+ * instance across restarts and, with standbyReplicas, names a warm standby
+ * for each shard on another instance.
  * The transactional id is per input partition (<groupId>-<topic>-<partition>),
  * so whoever takes a partition over fences the previous owner, a zombie
  * included: kafkajs has no KIP-447 (group-generation fencing), and this is
@@ -34,6 +37,7 @@ import type { CrawledPage } from '../wire/crawled-page.js';
 import { encodeShardRecord } from '../wire/shard-records.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { trackConsumerHealth } from './consumer-health.js';
+import { shardAssigner } from '../kafka/shard-assigner.js';
 import { recordChunkMetrics, splitChunks } from './crawled-pages.consumer.js';
 import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
@@ -64,6 +68,7 @@ class ChunkAbandoned extends Error {}
 
 export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions): ShardedPagesConsumer {
   const { kafka, config, processor, appender, answers, holder, metrics, logger, onFatal } = options;
+  const standbyTopic = config.standbyReplicas > 0 ? config.standbyTopic : null;
   const consumer: Consumer = kafka.consumer({
     groupId: config.groupId,
     sessionTimeout: 20_000,
@@ -72,6 +77,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     maxBytesPerPartition: 16 * 1024 * 1024,
     readUncommitted: false,
     allowAutoTopicCreation: false,
+    partitionAssigners: [shardAssigner({ instance: config.instanceId, pagesTopic: config.pagesTopic, shardTopic: config.fingerprintsTopic, standbyTopic: standbyTopic })],
   });
   const health = trackConsumerHealth(consumer);
   /** Set at the first fatal error: nothing commits after it, whatever partition. */
@@ -96,17 +102,18 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = payload.memberAssignment as Record<string, number[] | undefined>;
     const shards = assignment[config.fingerprintsTopic] ?? [];
+    const standby = standbyTopic ? (assignment[standbyTopic] ?? []) : [];
     const partitions = new Set(assignment[config.pagesTopic] ?? []);
     metrics.rebalances.inc();
     const began = health.rebalancingSince || Date.now();
-    logger.info('assignment', { partitions: [...partitions], shards });
+    logger.info('assignment', { partitions: [...partitions], shards, standby });
     // Producers of partitions now someone else's are closed; the new owner's fences them anyway.
     for (const [partition, producer] of producers) {
       if (partitions.has(partition)) continue;
       producers.delete(partition);
       void producer.then((p) => p.disconnect()).catch(() => undefined);
     }
-    holder.hold(shards).then(
+    holder.hold(shards, standby).then(
       () => metrics.rebalanceDuration.observe((Date.now() - began) / 1000),
       (error: unknown) => {
         metrics.errors.inc({ code: errorCode(error) });
@@ -252,6 +259,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       await consumer.connect();
       await consumer.subscribe({ topics: [config.pagesTopic], fromBeginning: true });
       await consumer.subscribe({ topics: [config.fingerprintsTopic], fromBeginning: false });
+      if (standbyTopic) await consumer.subscribe({ topics: [standbyTopic], fromBeginning: false });
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -259,7 +267,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
         partitionsConsumedConcurrently: Math.max(1, config.topicPartitions),
         eachBatch,
       });
-      consumer.pause([{ topic: config.fingerprintsTopic }]);
+      consumer.pause([{ topic: config.fingerprintsTopic }, ...(standbyTopic ? [{ topic: standbyTopic }] : [])]);
     },
     async stop() {
       await consumer.stop().catch(() => undefined);

@@ -79,6 +79,7 @@ export async function ensureTopics(kafka: Kafka, config: DedupConfig, logger: Lo
         ? [
             { topic: config.sequenceTopic, partitions: 1, configEntries: internal },
             { topic: config.answersTopic, partitions: 1, configEntries: internal },
+            ...(config.standbyReplicas > 0 ? [{ topic: config.standbyTopic, partitions: config.shards, configEntries: [] as { name: string; value: string }[] }] : []),
           ]
         : []),
     ].filter((t) => !existing.has(t.topic));
@@ -105,11 +106,15 @@ export async function ensureTopics(kafka: Kafka, config: DedupConfig, logger: Lo
 
 /** Sharded mode needs the changelog's partitions to be the shards, and one-partition internal logs. */
 async function checkShardTopics(admin: Admin, config: DedupConfig): Promise<void> {
-  const { topics } = await admin.fetchTopicMetadata({ topics: [config.fingerprintsTopic, config.sequenceTopic, config.answersTopic] });
+  const names = [config.fingerprintsTopic, config.sequenceTopic, config.answersTopic, ...(config.standbyReplicas > 0 ? [config.standbyTopic] : [])];
+  const { topics } = await admin.fetchTopicMetadata({ topics: names });
   const partitions = new Map(topics.map((t) => [t.name, t.partitions.length]));
   const problems: string[] = [];
   if (partitions.get(config.fingerprintsTopic) !== config.shards) {
     problems.push(`${config.fingerprintsTopic} has ${partitions.get(config.fingerprintsTopic)} partitions but shards=${config.shards}: its partitions are the shards`);
+  }
+  if (config.standbyReplicas > 0 && partitions.get(config.standbyTopic) !== config.shards) {
+    problems.push(`${config.standbyTopic} has ${partitions.get(config.standbyTopic)} partitions but shards=${config.shards}: its partitions name the standby copies`);
   }
   for (const topic of [config.sequenceTopic, config.answersTopic]) {
     if (partitions.get(topic) !== 1) problems.push(`${topic} has ${partitions.get(topic)} partitions; it must have exactly 1 (its offsets are the global order)`);

@@ -176,6 +176,16 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       help: 'Index shards this instance holds (sharded mode).',
       registers,
     }),
+    standbyShardsHeld: new Gauge({
+      name: 'dedup_standby_shards_held',
+      help: 'Warm standby copies of shards held here (sharded mode, standbyReplicas > 0).',
+      registers,
+    }),
+    shardPromotions: new Counter({
+      name: 'dedup_shard_promotions_total',
+      help: 'Shards taken over from a warm standby copy, without a restore (sharded mode).',
+      registers,
+    }),
     shardFingerprints: new Gauge({
       name: 'dedup_shard_fingerprints',
       help: 'Fingerprints in each held shard (sharded mode).',

@@ -32,7 +32,7 @@ const TWINS = 120;
 test('sharded: 1 → 3 → kill one, replace it → 2 instances; verdicts equal one index over the sequence order', { timeout: 900_000 }, async () => {
   const infra = requireInfra();
   const run = uniqueName('shd');
-  const topics = { ...runTopics(run), DEDUP_SEQUENCE_TOPIC: `${run}.sequence`, DEDUP_ANSWERS_TOPIC: `${run}.answers` };
+  const topics = { ...runTopics(run), DEDUP_SEQUENCE_TOPIC: `${run}.sequence`, DEDUP_ANSWERS_TOPIC: `${run}.answers`, DEDUP_STANDBY_TOPIC: `${run}.standby` };
   const kafka = testKafka(infra);
   const admin = kafka.admin();
   await admin.connect();
@@ -43,6 +43,9 @@ test('sharded: 1 → 3 → kill one, replace it → 2 instances; verdicts equal 
     ...topics,
     DEDUP_MODE: 'sharded',
     DEDUP_SHARDS: String(SHARDS),
+    // Warm standbys: a failover takes shards over without restoring them;
+    // scaling out still restores (the new instances hold nothing yet).
+    DEDUP_STANDBY_REPLICAS: '1',
     DEDUP_TOPIC_PARTITIONS: String(PARTITIONS),
     DEDUP_BROKERS: infra.brokers.join(','),
     DEDUP_SCHEMA_REGISTRY_URL: infra.registryUrl,
@@ -126,6 +129,11 @@ test('sharded: 1 → 3 → kill one, replace it → 2 instances; verdicts equal 
     const d = await start('dedup-d');
     const rest = send(2 * third, batches.length);
     await d.waitReady(180_000);
+    await waitFor('a survivor to take shards over from its warm standby', async () => {
+      let promoted = 0;
+      for (const p of [a, c]) promoted += metricSum(await scrapeMetrics(`${p.metricsUrl}/metrics`), 'dedup_shard_promotions_total');
+      return promoted > 0 ? true : undefined;
+    }, 120_000, 250);
     c.child.kill('SIGTERM');
     assert.equal(await c.exited, 0, c.logs().slice(-3000));
     await rest;
