@@ -120,7 +120,8 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   const answers = createAnswerTail({ kafka, config, metrics, logger });
   await answers.start();
   closers.push('answers tail', () => answers.stop());
-  holder = createShardHolder({ kafka, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
+  const cluster = await clusterId(kafka);
+  holder = createShardHolder({ kafka, clusterId: cluster, snapshots: { read: readSnapshot, write: writeSnapshot }, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
   await holder.start();
   closers.push('shard holder', () => holder!.stop());
   const processor = createPageBatchProcessor({

@@ -17,17 +17,24 @@ import type { Consumer, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { TablePlan } from '../index/index.js';
+import type { FingerprintIndex, TablePlan } from '../index/index.js';
+import type { PageStore } from '../dedup/page-store.js';
 import { ShardState, applySequenced } from '../dedup/shard-state.js';
 import type { AnswerRecord } from '../dedup/shard-protocol.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
-import { replayChangelog } from './changelog.replay.js';
+import { endOffsets, replayChangelog } from './changelog.replay.js';
+import { join } from 'node:path';
+import { samePlan } from '../dedup/create-decider.js';
 
 export interface ShardHolderOptions {
   kafka: Kafka;
+  /** The Kafka cluster's id: a shard snapshot is only good against the cluster it was made on. */
+  clusterId: string;
+  /** Snapshot files (src/app/state-snapshot.ts), one directory per shard. */
+  snapshots: ShardSnapshots;
   config: DedupConfig;
   plan: TablePlan;
   codec: RecordCodec;
@@ -35,6 +42,21 @@ export interface ShardHolderOptions {
   metrics: DedupMetrics;
   logger: Logger;
   onFatal: (error: unknown) => void;
+}
+
+export interface ShardSnapshotHeader {
+  createdAt: string;
+  clusterId: string;
+  changelogTopic: string;
+  offsets: Record<string, string>;
+  k: number;
+  plan: TablePlan;
+  pages: number;
+}
+
+export interface ShardSnapshots {
+  read(dir: string): Promise<{ header: ShardSnapshotHeader; index: FingerprintIndex; store: PageStore } | null>;
+  write(dir: string, header: ShardSnapshotHeader, index: FingerprintIndex, store: PageStore): Promise<number>;
 }
 
 export interface ShardHolder {
@@ -54,6 +76,10 @@ export interface ShardHolder {
 
 export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   const { kafka, config, plan, codec, appender, metrics, logger, onFatal } = options;
+  /** Per owned shard: the changelog offset after the last entry its state includes. */
+  const changelogNext = new Map<number, bigint>();
+  let lastSnapshot = Date.now();
+  const shardDir = (shard: number) => join(config.stateDir, `shard-${shard}`);
   const shardCount = config.shards;
   const held = new Map<number, ShardState>();
   /** The held shards this instance answers for (the others are warm standbys). */
@@ -103,14 +129,41 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     consumer.seek({ topic: config.sequenceTopic, partition: 0, offset: String(offset) });
   }
 
-  async function restore(shard: number): Promise<ShardState> {
+  /** The shard's local snapshot, if there is one that fits this cluster, changelog and plan. */
+  async function loadSnapshot(shard: number): Promise<{ state: ShardState; from: string } | null> {
+    let loaded;
+    try {
+      loaded = await options.snapshots.read(shardDir(shard));
+    } catch (error) {
+      metrics.errors.inc({ code: errorCode(error) });
+      logger.error('shard snapshot unreadable; restoring the shard from its changelog', { shard, error });
+      return null;
+    }
+    if (!loaded) return null;
+    const end = BigInt((await endOffsets(kafka, config.fingerprintsTopic))[String(shard)] ?? '0');
+    const from = loaded.header.offsets[String(shard)];
+    const reason =
+      loaded.header.k !== config.k || !samePlan(loaded.header.plan, plan) ? 'another k or table plan'
+      : loaded.header.changelogTopic !== config.fingerprintsTopic ? 'another changelog topic'
+      : loaded.header.clusterId !== options.clusterId ? 'another Kafka cluster'
+      : from === undefined || !/^\d+$/.test(from) || BigInt(from) > end ? 'a changelog that has since been recreated'
+      : null;
+    if (reason) {
+      logger.warn(`shard snapshot was made with ${reason}; restoring the shard from its changelog`, { shard });
+      return null;
+    }
+    return { state: new ShardState(shard, plan, config.k, { index: loaded.index, store: loaded.store }), from: from! };
+  }
+
+  async function restore(shard: number, role: 'owner' | 'standby'): Promise<ShardState> {
     const started = Date.now();
-    const state = new ShardState(shard, plan, config.k, 1024);
-    let last = -1;
+    const snapshot = await loadSnapshot(shard);
+    const state = snapshot?.state ?? new ShardState(shard, plan, config.k);
+    let last = state.position - 1;
     const replay = await replayChangelog({
       kafka,
       topic: config.fingerprintsTopic,
-      from: {},
+      from: snapshot ? { [String(shard)]: snapshot.from } : {},
       partitions: [shard],
       codec,
       logger,
@@ -121,10 +174,36 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       },
     });
     state.position = last + 1;
+    changelogNext.set(shard, BigInt(replay.offsets[String(shard)] ?? snapshot?.from ?? '0'));
     const seconds = (Date.now() - started) / 1000;
     metrics.shardRestoreDuration.observe(seconds);
-    logger.info('shard restored', { shard, fingerprints: state.size, records: replay.records, position: state.position, seconds });
+    logger.info('shard restored', { shard, role, fromSnapshot: snapshot !== null, fingerprints: state.size, replayedRecords: replay.records, position: state.position, seconds });
     return state;
+  }
+
+  /**
+   * Writes a snapshot of every owned shard: its state, and the changelog
+   * offset after the last entry that state includes (what this instance
+   * wrote or replayed, never the end offset, which another holder may have
+   * moved). Standby copies are not written: a restore of one replays.
+   */
+  async function snapshotOwned(reason: string): Promise<void> {
+    const started = Date.now();
+    let pages = 0;
+    for (const [shard, state] of held) {
+      const next = changelogNext.get(shard);
+      if (!owned.has(shard) || next === undefined) continue;
+      await options.snapshots.write(
+        shardDir(shard),
+        { createdAt: new Date().toISOString(), clusterId: options.clusterId, changelogTopic: config.fingerprintsTopic, offsets: { [String(shard)]: next.toString() }, k: config.k, plan, pages: state.store.size },
+        state.index,
+        state.store,
+      );
+      pages += state.store.size;
+    }
+    lastSnapshot = Date.now();
+    metrics.snapshotAge.set(lastSnapshot / 1000);
+    logger.info('shard snapshots written', { reason, shards: owned.size, pages, seconds: (Date.now() - started) / 1000 });
   }
 
   async function apply(messages: { offset: string; value: Buffer | null }[]): Promise<number> {
@@ -160,7 +239,10 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     }
     if (applied === 0) return 0;
     out.push(watermark());
-    await appender.append(out);
+    const offsets = await appender.append(out);
+    for (let i = 0; i < out.length; i++) {
+      if (out[i]!.topic === config.fingerprintsTopic) changelogNext.set(out[i]!.partition, BigInt(offsets[i]!) + 1n);
+    }
     return applied;
   }
 
@@ -188,6 +270,14 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
             try {
               const applied = await apply(batch.messages);
               if (applied > 0) metrics.sequenceApplied.inc(applied);
+              if (config.snapshotIntervalSeconds > 0 && Date.now() - lastSnapshot >= config.snapshotIntervalSeconds * 1000) {
+                // A failed snapshot costs a longer restore later, never consumption now.
+                await snapshotOwned('interval').catch((error: unknown) => {
+                  lastSnapshot = Date.now();
+                  metrics.snapshotFailures.inc();
+                  logger.error('shard snapshots failed; applying goes on', { error });
+                });
+              }
               // A shard behind what this batch covered (restored meanwhile) needs the tail back.
               const lowest = lowestPosition();
               const last = batch.messages[batch.messages.length - 1];
@@ -234,7 +324,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
         try {
           let lowest = Infinity;
           for (const s of fresh) {
-            const state = await restore(s);
+            const state = await restore(s, owned.has(s) ? 'owner' : 'standby');
             held.set(s, state);
             if (state.position < lowest) lowest = state.position;
           }
@@ -252,6 +342,10 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     async stop() {
       await consumer.stop().catch(() => undefined);
       await consumer.disconnect().catch(() => undefined);
+      await exclusive(() => snapshotOwned('shutdown')).catch((error: unknown) => {
+        metrics.snapshotFailures.inc();
+        logger.error('shard snapshots at shutdown failed; the next start replays more of the changelog', { error });
+      });
     },
   };
 }

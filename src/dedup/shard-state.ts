@@ -49,11 +49,13 @@ export class ShardState {
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly fp = new Uint32Array(2);
 
-  constructor(shard: number, plan: TablePlan, k: number, initialCapacity = 1024) {
+  /** `state`: a loaded snapshot's index and page store; the position follows from its sequences. */
+  constructor(shard: number, plan: TablePlan, k: number, state?: { index: FingerprintIndex; store: PageStore }) {
     this.shard = shard;
-    this.index = FingerprintIndex.create({ plan, initialCapacity });
-    this.store = new PageStore();
+    this.index = state?.index ?? FingerprintIndex.create({ plan, initialCapacity: 1024 });
+    this.store = state?.store ?? new PageStore();
     this.k = k;
+    this.position = state ? this.store.nextSequence : 0;
   }
 
   get size(): number {

@@ -191,6 +191,27 @@ test('sharded: 1 → 3 → kill one, replace it → 2 instances; verdicts equal 
     const novel = new Set(out.filter((r) => r.topic === topics.DEDUP_NOVEL_TOPIC).map((r) => r.key!));
     assert.deepEqual(twinPairs.filter(([x, y]) => novel.has(x) && novel.has(y)), []);
 
+    // A graceful restart: the instance gets its shards back (assignment by
+    // instance id) and loads them from its shard snapshots, replaying nothing.
+    a.child.kill('SIGTERM');
+    assert.equal(await a.exited, 0, a.logs().slice(-3000));
+    assert.match(a.logs(), /"msg":"shard snapshots written","reason":"shutdown"/);
+    const a2 = await start('dedup-a');
+    await a2.waitReady(180_000);
+    await waitFor('the restarted instance to restore its shards', () => (/"msg":"shard restored"/.test(a2.logs()) ? true : undefined), 60_000, 200);
+    // Its own shards come from its snapshots; standby copies (not snapshotted) replay.
+    const restored = [...a2.logs().matchAll(/"msg":"shard restored"[^\n]*"role":"owner"[^\n]*/g)].map((m) => m[0]);
+    assert.ok(restored.length > 0);
+    for (const line of restored) {
+      assert.match(line, /"fromSnapshot":true/, line);
+      assert.match(line, /"replayedRecords":0/, line);
+    }
+    await waitFor('the two instances to hold every page once', async () => {
+      let held = 0;
+      for (const p of [a2, d]) held += metricSum(await scrapeMetrics(`${p.metricsUrl}/metrics`), 'dedup_index_fingerprints');
+      return held === expectedCount.size ? true : undefined;
+    }, 120_000, 250);
+
     for (const p of live()) p.child.kill('SIGTERM');
     for (const p of started) await p.exited;
   } finally {
