@@ -21,11 +21,13 @@ import { createMetrics, type MetricsState } from '../../../src/metrics/metrics.j
 import {
   allPanels,
   dashboardQueries,
+  emptyInSingleMode,
   loadDashboard,
   loadRules,
   metricNamesIn,
   REPO_ROOT,
   RULES_FILE,
+  SHARDED_ONLY_METRICS,
   substituteGrafanaVariables,
   type DashboardPanel,
 } from './observability-artifacts.js';
@@ -121,6 +123,26 @@ describe('sharded-mode metrics on the dashboard and in the docs', () => {
     for (const name of SHARDED_METRICS) {
       assert.ok([name, `${name}_bucket`, `${name}_count`].some((s) => reached.has(s)), `the Sharding row does not show ${name}`);
     }
+  });
+
+  test('a single-mode process exports the sharded metrics (at 0) except the sharded-only ones', async () => {
+    const registry = new Registry();
+    createMetrics(registry, idleState(true), { defaultMetrics: false });
+    const exported = new Set((await registry.metrics()).split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((l) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(l)![0]));
+    for (const { name, series } of metrics.filter((m) => (SHARDED_METRICS as readonly string[]).includes(m.name))) {
+      if (SHARDED_ONLY_METRICS.has(name)) assert.ok(!series.some((s) => exported.has(s)), `${name} is listed as sharded-only but single mode exports it`);
+      else assert.ok(series.every((s) => exported.has(s)), `${name} is absent in single mode but not listed in SHARDED_ONLY_METRICS`);
+    }
+  });
+
+  test('only the Sharding row has queries that are empty in single mode', () => {
+    const rows = dashboard.panels.filter((p) => p.type === 'row').sort((a, b) => a.gridPos.y - b.gridPos.y);
+    const i = rows.findIndex((r) => r.title === 'Sharding');
+    const [top, bottom] = [rows[i]!.gridPos.y, rows[i + 1]?.gridPos.y ?? Infinity];
+    const emptyOnes = allPanels(dashboard).filter((p) => (p.targets ?? []).some((t) => emptyInSingleMode(t.expr)));
+    assert.ok(emptyOnes.length > 0, 'the shard sizes should be on the dashboard');
+    for (const p of emptyOnes) assert.ok(p.gridPos.y > top && p.gridPos.y < bottom, `'${p.title}' is empty in single mode but outside the Sharding row`);
+    for (const q of dashboardQueries(dashboard).filter((x) => x.kind !== 'panel')) assert.ok(!emptyInSingleMode(q.expr), `${q.where} is empty in single mode`);
   });
 
   test('the snapshot failures counter is on the dashboard and has an alert', () => {
