@@ -202,3 +202,18 @@ export function vectorSelectors(expr: string): VectorSelector[] {
 export function metricNamesIn(expr: string): string[] {
   return [...new Set(vectorSelectors(expr).map((s) => s.name))];
 }
+
+// ---- modes -----------------------------------------------------------------------------------
+
+/**
+ * Series a single-mode process never exports: labelled by shard, reset at every
+ * scrape and filled from the shards held (none in single mode). The other
+ * sharded-mode metrics carry no labels, so single mode exports them at 0.
+ */
+export const SHARDED_ONLY_METRICS: ReadonlySet<string> = new Set(['dedup_shard_fingerprints']);
+
+/** True when an expression selects only sharded-only series, so it is empty for a single-mode process. */
+export function emptyInSingleMode(expr: string): boolean {
+  const names = metricNamesIn(expr);
+  return names.length > 0 && names.every((n) => SHARDED_ONLY_METRICS.has(n));
+}
