@@ -33,6 +33,20 @@ export async function endOffsets(kafka: Kafka, topic: string): Promise<Record<st
   }
 }
 
+/** The first offset each partition still holds (records before it were deleted by retention). */
+export async function startOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return Object.fromEntries(offsets.map((o) => [String(o.partition), o.low]));
+  } catch (error) {
+    throw new DedupError('KAFKA', `reading start offsets of ${topic} failed: ${(error as Error).message}`, { cause: error, retriable: true });
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
 export async function clusterId(kafka: Kafka): Promise<string> {
   const admin = kafka.admin();
   try {

@@ -25,7 +25,7 @@ import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
-import { endOffsets, replayChangelog } from './changelog.replay.js';
+import { endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
 import { join } from 'node:path';
 import { samePlan } from '../dedup/create-decider.js';
 
@@ -174,6 +174,15 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       },
     });
     state.position = last + 1;
+    // Past a long stop, retention may have deleted the sequence records after
+    // the shard's last recorded page. None of them changed this shard (its
+    // changelog holds every page it recorded), so it moves to where the log
+    // starts; otherwise it would wait forever for a record that is gone.
+    const logStart = Number((await startOffsets(kafka, config.sequenceTopic))['0'] ?? '0');
+    if (state.position < logStart) {
+      logger.warn('the sequence log no longer holds this shard\u2019s position; moving it to the log start', { shard, position: state.position, logStart });
+      state.position = logStart;
+    }
     changelogNext.set(shard, BigInt(replay.offsets[String(shard)] ?? snapshot?.from ?? '0'));
     const seconds = (Date.now() - started) / 1000;
     metrics.shardRestoreDuration.observe(seconds);

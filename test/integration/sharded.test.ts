@@ -221,3 +221,66 @@ test('sharded: 1 → 3 → kill one, replace it → 2 instances; verdicts equal 
     await rm(stateDir, { recursive: true, force: true });
   }
 });
+
+test('sharded: a restart after retention deleted the sequence log goes on deciding, against the pages it had', { timeout: 600_000 }, async () => {
+  const infra = requireInfra();
+  const run = uniqueName('shr');
+  const topics = { ...runTopics(run), DEDUP_SEQUENCE_TOPIC: `${run}.sequence`, DEDUP_ANSWERS_TOPIC: `${run}.answers` };
+  const kafka = testKafka(infra);
+  const admin = kafka.admin();
+  await admin.connect();
+  await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: 2 }]);
+  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-shr-'));
+  const env = {
+    ...topics,
+    DEDUP_MODE: 'sharded',
+    DEDUP_SHARDS: '4',
+    DEDUP_TOPIC_PARTITIONS: '2',
+    DEDUP_BROKERS: infra.brokers.join(','),
+    DEDUP_GROUP_ID: `${run}-group`,
+    DEDUP_INSTANCE_ID: 'dedup-0',
+    DEDUP_STATE_DIR: stateDir,
+    DEDUP_FINGERPRINT_THREADS: '1',
+  };
+  const feed = demoPages({ seed: 31 });
+  const pages = Array.from({ length: 400 }, () => feed.next().value!);
+  const value = (p: DemoPage) => Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html }));
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const started: PipelineProcess[] = [];
+  const outputs = [topics.DEDUP_NOVEL_TOPIC, topics.DEDUP_DUPLICATE_TOPIC, topics.DEDUP_DEAD_LETTER_TOPIC];
+  try {
+    await producer.connect();
+    const first = startPipelineProcess(env, await freePort());
+    started.push(first);
+    await first.waitReady();
+    await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: pages.slice(0, 300).map((p) => ({ key: p.id, value: value(p) })) });
+    await readCommitted(infra, outputs, (r) => r.length >= 300, { timeoutMs: 120_000, settleMs: 500 });
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    // Retention passes over the whole sequence, and the local snapshots are lost.
+    const [sequenceEnd] = await admin.fetchTopicOffsets(topics.DEDUP_SEQUENCE_TOPIC);
+    await admin.deleteTopicRecords({ topic: topics.DEDUP_SEQUENCE_TOPIC, partitions: [{ partition: 0, offset: sequenceEnd!.high }] }).catch((error: Error & { partitions?: unknown }) => {
+      throw new Error(`${error.message}: ${JSON.stringify(error.partitions)}`);
+    });
+    await rm(stateDir, { recursive: true, force: true });
+    const second = startPipelineProcess(env, await freePort());
+    started.push(second);
+    await second.waitReady();
+    // Exact copies of pages decided before the restart, under new ids, and new pages.
+    const copies = pages.slice(0, 20).map((p) => ({ ...p, id: `copy-${p.id}` }));
+    await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: [...copies, ...pages.slice(300)].map((p) => ({ key: p.id, value: value(p) })) });
+    const out = await readCommitted(infra, outputs, (r) => r.length >= 420, { timeoutMs: 120_000, settleMs: 1000 }).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- pipeline ---\n${second.logs().slice(-3000)}`);
+    });
+    assert.equal(out.length, 420);
+    const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
+    assert.deepEqual(copies.filter((c) => !duplicates.has(c.id)).map((c) => c.id), [], 'copies of pages decided before the restart are duplicates');
+    assert.match(second.logs(), /no longer holds this shard/);
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
+    for (const p of started) p.child.kill('SIGKILL');
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
+});
