@@ -19,7 +19,7 @@ cleanup() {
   echo "stopped."
 }
 trap cleanup EXIT INT TERM
-WITH_REGISTRY=1 WITH_PROMETHEUS=1 PROMETHEUS_RULES="$PWD/deploy/prometheus/*.rules.yml" bash deploy/local/up.sh
+WITH_REGISTRY=1 WITH_PROMETHEUS=1 WITH_CHECK_TOOLS=0 PROMETHEUS_RULES="$PWD/deploy/prometheus/*.rules.yml" bash deploy/local/up.sh
 # shellcheck disable=SC1091
 source "$INFRA_STATE_DIR/env"
 # The broker is new on every start, so the pipeline's state starts empty too.
