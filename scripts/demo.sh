@@ -7,10 +7,17 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 [ -f dist/src/cli/main.js ] || npx tsc -p tsconfig.json
 export INFRA_STATE_DIR="${INFRA_STATE_DIR:-$PWD/.infra/demo}"
+# Stops in dependency order: the crawler first (it stops after the batch in
+# flight and disconnects), then the pipeline (commit, snapshot), then the
+# stack they both talk to. A stop signal ends the script here: the trap must
+# not return into the status loop below, which would take the stopped
+# pipeline for a crashed one and print its log.
 cleanup() {
   set +e  # a failing wait must not skip the rest of the clean-up
   trap - EXIT INT TERM
-  [ -n "${FEED_PID:-}" ] && kill -TERM "$FEED_PID" 2>/dev/null
+  if [ -n "${FEED_PID:-}" ] && kill -TERM "$FEED_PID" 2>/dev/null; then
+    wait "$FEED_PID" 2>/dev/null
+  fi
   if [ -n "${PIPELINE_PID:-}" ] && kill -TERM "$PIPELINE_PID" 2>/dev/null; then
     echo "stopping the pipeline (commit, snapshot)..."
     wait "$PIPELINE_PID" 2>/dev/null
@@ -18,7 +25,10 @@ cleanup() {
   bash deploy/local/down.sh >/dev/null 2>&1
   echo "stopped."
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# Ctrl-C is how the demo is meant to stop: exit 0, so npm does not report a failure.
+trap 'cleanup; exit 0' INT
+trap 'cleanup; exit 143' TERM
 WITH_REGISTRY=1 WITH_PROMETHEUS=1 WITH_CHECK_TOOLS=0 PROMETHEUS_RULES="$PWD/deploy/prometheus/*.rules.yml" bash deploy/local/up.sh
 # shellcheck disable=SC1091
 source "$INFRA_STATE_DIR/env"
@@ -53,11 +63,15 @@ Verdict counts below every 5 s; Ctrl-C stops everything.
 MSG
 while kill -0 "$PIPELINE_PID" 2>/dev/null; do
   sleep 5
-  curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | awk '
+  metrics=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics") || continue  # stopping, or not answering this once
+  printf '%s\n' "$metrics" | awk '
     /^dedup_verdicts_total\{verdict="novel"\}/ {n=$2}
     /^dedup_verdicts_total\{verdict="duplicate"\}/ {d=$2}
     /^dedup_dead_letters_total/ {q+=$2}
     /^dedup_index_fingerprints / {i=$2}
     END {printf "novel %d  duplicate %d  dead letters %d  index %d fingerprints\n", n, d, q, i}'
 done
-echo "pipeline exited:"; tail -n 20 "$LOG"
+# Only a pipeline that stopped on its own gets here.
+echo "the pipeline exited; its last log lines ($LOG):"
+tail -n 20 "$LOG"
+exit 1

@@ -141,8 +141,22 @@ async function demoFeed(args: string[]): Promise<number> {
   if (!Number.isInteger(count) || count < 0 || !Number.isFinite(seed) || !Number.isFinite(rate) || rate < 0) {
     throw new DedupError('USAGE', '--count must be a whole number, --seed and --rate numbers');
   }
-  const sent = await publishDemoPages(config, logger, { count, seed, ratePerSecond: rate, bad: own.get('--bad') === 'true' });
-  logger.info('demo pages published', { sent, topic: config.pagesTopic });
+  // SIGINT/SIGTERM end the feed after the batch in flight, so the producer
+  // disconnects before the broker goes away (scripts/demo.sh stops it first).
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info('signal received, stopping the feed', { signal });
+    stop.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const sent = await publishDemoPages(config, logger, { count, seed, ratePerSecond: rate, bad: own.get('--bad') === 'true', signal: stop.signal });
+    logger.info(stop.signal.aborted ? 'demo feed stopped' : 'demo pages published', { sent, topic: config.pagesTopic });
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
   return 0;
 }
 
