@@ -32,7 +32,8 @@ export const MAX_ID_BYTES = 1024;
  * (large_client_header_buffers 8k) refuse longer request lines by default,
  * so a longer URL could not have been fetched from a default-configured
  * server. Browsers accept much more (Chrome 2 MiB), but crawlers stop well
- * below this (the sitemaps protocol allows 2,048 characters, Heritrix 2,083).
+ * below this (the sitemaps protocol allows 2,048 characters, Scrapy's
+ * URLLENGTH_LIMIT is 2,083).
  */
 export const MAX_URL_BYTES = 8192;
 
@@ -86,9 +87,9 @@ function isoDate(ms: number): string {
 
 /**
  * The page's fetch time in epoch milliseconds. A page without one gets the
- * fallback (the Kafka record timestamp; the batch CLI's start time), which
- * must be a storable time but may be older than 1990: 0 is how a caller says
- * "no time known".
+ * fallback (the Kafka record timestamp; 0 in the batch CLI, whose lines have
+ * none), which must be a storable time but may be older than 1990: 0 is how
+ * a caller says "no time known".
  */
 function parseFetchedAt(value: unknown, fallback: number, now: number): number {
   const latest = Math.min(now + MAX_FETCHED_AT_AHEAD_MS, MAX_STORABLE_MS);
@@ -114,7 +115,7 @@ function parseFetchedAt(value: unknown, fallback: number, now: number): number {
 }
 
 function checkBytes(value: string, field: string, max: number): void {
-  // A UTF-8 byte is at least a third of a UTF-16 unit, so short strings skip the count.
+  // One UTF-16 unit is at most 3 UTF-8 bytes, so a short string cannot be over.
   if (value.length * 3 <= max) return;
   const bytes = Buffer.byteLength(value);
   if (bytes > max) throw new DedupError('PAGE_INVALID', `${field} is ${bytes} bytes, over the ${max}-byte limit`);
