@@ -46,8 +46,9 @@ function normalizeArgs(args: string[]): string[] {
  */
 function takeFlags(args: string[], own: Record<string, 'string' | 'boolean'>): { own: Map<string, string>; rest: string[] } {
   const { flags, rest, problems } = parseFlags(args, own);
+  const fileFlag = '--input' in own ? '--input' : '--html' in own ? '--html' : null;
   for (const arg of rest) {
-    problems.push(`unexpected argument ${JSON.stringify(arg)}${'--input' in own ? ' (read a file with --input FILE)' : ''}`);
+    problems.push(`unexpected argument ${JSON.stringify(arg)}${fileFlag ? ` (read a file with ${fileFlag} FILE)` : ''}`);
   }
   if (problems.length > 0) throw new DedupError('USAGE', `${problems.join('; ')}\n(see dedup help)`);
   const taken = new Map<string, string>();

@@ -39,6 +39,9 @@ test('batch: a stray argument is a usage error, not a silent read of stdin', () 
   assert.equal(r.status, 2, r.stdout + r.stderr);
   assert.equal(r.stdout, '', 'nothing was decided');
   assert.match(r.stderr, /dedup: USAGE: unexpected argument "pages.jsonl" \(read a file with --input FILE\)/);
+  const fingerprint = runCli(['fingerprint', 'page.html'], '<p>x</p>');
+  assert.equal(fingerprint.status, 2);
+  assert.match(fingerprint.stderr, /unexpected argument "page.html" \(read a file with --html FILE\)/);
   const switchWithValue = runCli(['batch', '--progress=yes'], PAGE);
   assert.equal(switchWithValue.status, 2);
   assert.match(switchWithValue.stderr, /--progress takes no value, got "yes"/);
