@@ -7,21 +7,22 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 [ -f dist/src/cli/main.js ] || npx tsc -p tsconfig.json
 export INFRA_STATE_DIR="${INFRA_STATE_DIR:-$PWD/.infra/demo}"
-# Stops in dependency order: the crawler first (it stops after the batch in
-# flight and disconnects), then the pipeline (commit, snapshot), then the
-# stack they both talk to. A stop signal ends the script here: the trap must
-# not return into the status loop below, which would take the stopped
-# pipeline for a crashed one and print its log.
+# Stops the crawler (it stops after the batch in flight and disconnects) and
+# the pipeline (commit, snapshot), waits for both, and only then the stack
+# they talk to. Ctrl-C also reaches both processes directly, so either may
+# have stopped already; `wait` still collects it. A stop signal ends the
+# script here: the trap must not return into the status loop below, which
+# would take the stopped pipeline for a crashed one and print its log.
 cleanup() {
   set +e  # a failing wait must not skip the rest of the clean-up
   trap - EXIT INT TERM
-  if [ -n "${FEED_PID:-}" ] && kill -TERM "$FEED_PID" 2>/dev/null; then
-    wait "$FEED_PID" 2>/dev/null
-  fi
-  if [ -n "${PIPELINE_PID:-}" ] && kill -TERM "$PIPELINE_PID" 2>/dev/null; then
+  if [ -n "${PIPELINE_PID:-}" ] && kill -0 "$PIPELINE_PID" 2>/dev/null; then
     echo "stopping the pipeline (commit, snapshot)..."
-    wait "$PIPELINE_PID" 2>/dev/null
   fi
+  for pid in ${FEED_PID:-} ${PIPELINE_PID:-}; do
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
   bash deploy/local/down.sh >/dev/null 2>&1
   echo "stopped."
 }
