@@ -1,11 +1,12 @@
 /**
  * Configuration: read once at start-up from the environment (DEDUP_*) and
- * command-line flags (--name=value), defaults filled, every problem reported
+ * command-line flags (--name=value or --name value), defaults filled, every problem reported
  * at once, cross-field rules checked, result frozen.
  *
  * `CONFIG_OPTIONS` is the single source of truth: docs/operations.md's config
  * table is generated from it and a test fails when the two drift.
  */
+import { parseArgs } from 'node:util';
 import { ConfigError } from './errors.js';
 
 type Kind = 'string' | 'int' | 'number' | 'boolean' | 'list' | 'enum';
@@ -174,22 +175,38 @@ function parseValue(spec: OptionSpec, raw: string, problems: string[]): unknown 
   }
 }
 
-/** Splits `--name=value` / `--name value` flags; returns the map and the leftover arguments. */
-export function parseFlags(argv: readonly string[]): { flags: Map<string, string>; rest: string[] } {
+/**
+ * Splits flags with node:util parseArgs semantics: `--name value` or
+ * `--name=value` for config options and the `own` string options; `own`
+ * booleans take no value. Every problem is returned, not thrown, so all are
+ * reported at once: an unknown flag, a flag missing its value, a value that
+ * looks like a flag (`--brokers --k=2`; write `--name=-1` for a value that
+ * starts with a dash), a value given to a boolean.
+ */
+export function parseFlags(
+  argv: readonly string[],
+  own: Readonly<Record<string, 'string' | 'boolean'>> = {},
+): { flags: Map<string, string>; rest: string[]; problems: string[] } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const o of CONFIG_OPTIONS) options[o.flag.slice(2)] = { type: 'string' };
+  for (const [flag, type] of Object.entries(own)) options[flag.replace(/^--/, '')] = { type };
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const flags = new Map<string, string>();
   const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) {
-      rest.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    if (eq > 0) flags.set(arg.slice(0, eq), arg.slice(eq + 1));
-    else if (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) flags.set(arg, argv[++i]!);
-    else flags.set(arg, 'true');
+  const problems: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === 'positional') rest.push(token.value);
+    if (token.kind !== 'option') continue;
+    const type = options[token.name]?.type;
+    const flag = `--${token.name}`;
+    if (type === undefined) problems.push(`unknown flag ${token.rawName}`);
+    else if (type === 'boolean' && token.value !== undefined) problems.push(`${flag} takes no value, got ${JSON.stringify(token.value)}`);
+    else if (type === 'string' && token.value === undefined) problems.push(`${flag} needs a value`);
+    else if (type === 'string' && !token.inlineValue && token.value!.length > 1 && token.value!.startsWith('-')) {
+      problems.push(`${flag} needs a value, got the flag-like ${JSON.stringify(token.value)} (write ${flag}=${token.value} if that is the value)`);
+    } else flags.set(flag, token.value ?? 'true');
   }
-  return { flags, rest };
+  return { flags, rest, problems };
 }
 
 /**
@@ -198,12 +215,9 @@ export function parseFlags(argv: readonly string[]): { flags: Map<string, string
  * not silently fall back to a default).
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): DedupConfig {
-  const problems: string[] = [];
-  const { flags, rest } = parseFlags(argv);
+  const { flags, rest, problems } = parseFlags(argv);
   if (rest.length > 0) problems.push(`unexpected arguments: ${rest.join(' ')}`);
-  const knownFlags = new Set(CONFIG_OPTIONS.map((o) => o.flag));
   const knownEnv = new Set(CONFIG_OPTIONS.map((o) => o.env));
-  for (const flag of flags.keys()) if (!knownFlags.has(flag)) problems.push(`unknown flag ${flag}`);
   for (const name of Object.keys(env)) {
     if (name.startsWith('DEDUP_') && !knownEnv.has(name) && !KUBERNETES_SERVICE_LINK.test(name)) {
       problems.push(`unknown environment variable ${name}`);

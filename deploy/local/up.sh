@@ -10,6 +10,7 @@
 #
 # Env: INFRA_STATE_DIR (default <repo>/.infra)   INFRA_CACHE_DIR (default ~/.cache/simhash-dedup-infra)
 #      WITH_REGISTRY=0|1 (1)   WITH_PROMETHEUS=0|1 (0)   KAFKA_VERSION (3.9.2)   APICURIO_VERSION (3.0.9)
+#      WITH_CHECK_TOOLS=0|1 (1)  install what the test suite's deploy checks run (check-tools.sh: promtool, kustomize)
 #      PROMETHEUS_RULES  space-separated globs of rule files to load, e.g. "/abs/deploy/prometheus/*.yml"
 #      PROMETHEUS_JOB    job label of the METRICS_PORT scrape target (simhash-dedup)
 #      KAFKA_HEAP_OPTS   (-Xms256m -Xmx512m)   INFRA_TIMEOUT  readiness timeout per service, s (180)
@@ -23,6 +24,7 @@ KAFKA_VERSION=${KAFKA_VERSION:-3.9.2}
 APICURIO_VERSION=${APICURIO_VERSION:-3.0.9}   # 3.3.x needs Java 21 (see README)
 WITH_REGISTRY=${WITH_REGISTRY:-1}
 WITH_PROMETHEUS=${WITH_PROMETHEUS:-0}
+WITH_CHECK_TOOLS=${WITH_CHECK_TOOLS:-1}
 PROMETHEUS_JOB=${PROMETHEUS_JOB:-simhash-dedup}
 TIMEOUT=${INFRA_TIMEOUT:-180}
 read -r -a KAFKA_HEAP <<< "${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
@@ -138,6 +140,12 @@ if [ ! -f "$KLIB/.complete" ]; then
     die "could not fetch kafka_2.13:$KAFKA_VERSION (try KAFKA_VERSION=3.9.1)"
   fi
   touch "$KLIB/.complete"
+fi
+
+# ---- tools of the deploy checks (promtool, kustomize): the tests fail, never skip, without them ---
+if [ "$WITH_CHECK_TOOLS" = 1 ]; then
+  INFRA_CACHE_DIR="$CACHE" bash "$HERE/check-tools.sh" > "$STATE/logs/check-tools.log" 2>&1 \
+    || { show_log "$STATE/logs/check-tools.log"; die "deploy/local/check-tools.sh failed"; }
 fi
 
 # ---- Prometheus: install if missing (Debian package), config, start -------------------------

@@ -14,7 +14,7 @@ import { DedupError, errorCode } from '../errors.js';
 import type { Fingerprinter } from '../fingerprint/index.js';
 import { fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
 import type { Decider } from '../dedup/decider.js';
-import { decodeUtf8, toCrawledPage } from '../wire/crawled-page.js';
+import { decodeUtf8, MAX_ID_BYTES, toCrawledPage } from '../wire/crawled-page.js';
 import { readLines } from './line-reader.js';
 
 export interface BatchOptions {
@@ -61,7 +61,9 @@ export async function runBatch(options: BatchOptions): Promise<BatchStats> {
       } catch (error) {
         throw new DedupError('RECORD_UNDECODABLE', `not valid JSON: ${(error as Error).message}`, { cause: error });
       }
-      if (record && typeof record === 'object' && typeof (record as { id?: unknown }).id === 'string') id = (record as { id: string }).id;
+      // An error line names its page, unless the id is itself what is wrong (over the limit).
+      const recordId = record && typeof record === 'object' ? (record as { id?: unknown }).id : undefined;
+      if (typeof recordId === 'string' && Buffer.byteLength(recordId) <= MAX_ID_BYTES) id = recordId;
       const page = toCrawledPage(record, { maxPageBytes, fallbackFetchedAt: 0 });
       const result = fingerprinter.fingerprint(page.html !== null ? { html: page.html } : { text: page.text ?? '' });
       if (result.empty) throw new DedupError('PAGE_EMPTY', 'page has no text content to fingerprint');

@@ -20,7 +20,7 @@ import { createDecider, featureOptionsFromConfig, planFromConfig } from '../dedu
 import { createLogger } from '../logger.js';
 import { inputStream, runBatch } from './batch-command.js';
 
-const USAGE = `usage: dedup <command> [--option=value ...]
+const USAGE = `usage: dedup <command> [--option value | --option=value ...]
 
 commands:
   run           run the pipeline on Kafka (config: DEDUP_* environment or flags)
@@ -38,22 +38,32 @@ function normalizeArgs(args: string[]): string[] {
   return args.map((a) => (a === '-k' ? '--k' : a.startsWith('-k=') ? `--k=${a.slice(3)}` : a));
 }
 
-/** Takes the command's own flags out, leaving config flags for loadConfig. */
-function takeFlags(args: string[], names: string[]): { own: Map<string, string>; rest: string[] } {
-  const { flags, rest } = parseFlags(args);
-  const own = new Map<string, string>();
-  for (const name of names) {
+/**
+ * Takes the command's own flags out and leaves the config flags for
+ * loadConfig. Anything that does not parse (a flag missing its value, a stray
+ * argument, a value given to a switch) is a usage error naming every problem:
+ * `--progress pages.jsonl` must not silently read stdin.
+ */
+function takeFlags(args: string[], own: Record<string, 'string' | 'boolean'>): { own: Map<string, string>; rest: string[] } {
+  const { flags, rest, problems } = parseFlags(args, own);
+  const fileFlag = '--input' in own ? '--input' : '--html' in own ? '--html' : null;
+  for (const arg of rest) {
+    problems.push(`unexpected argument ${JSON.stringify(arg)}${fileFlag ? ` (read a file with ${fileFlag} FILE)` : ''}`);
+  }
+  if (problems.length > 0) throw new DedupError('USAGE', `${problems.join('; ')}\n(see dedup help)`);
+  const taken = new Map<string, string>();
+  for (const name of Object.keys(own)) {
     const value = flags.get(name);
     if (value !== undefined) {
-      own.set(name, value);
+      taken.set(name, value);
       flags.delete(name);
     }
   }
-  return { own, rest: [...rest, ...[...flags].map(([k, v]) => `${k}=${v}`)] };
+  return { own: taken, rest: [...flags].map(([k, v]) => `${k}=${v}`) };
 }
 
 async function batch(args: string[]): Promise<number> {
-  const { own, rest } = takeFlags(args, ['--input', '--progress']);
+  const { own, rest } = takeFlags(args, { '--input': 'string', '--progress': 'boolean' });
   const config = loadConfig(process.env, rest);
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
   const decider = createDecider(config, planFromConfig(config));
@@ -71,7 +81,7 @@ async function batch(args: string[]): Promise<number> {
 }
 
 async function fingerprint(args: string[]): Promise<number> {
-  const { own, rest } = takeFlags(args, ['--html', '--text']);
+  const { own, rest } = takeFlags(args, { '--html': 'string', '--text': 'string' });
   const config = loadConfig(process.env, rest);
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
   let page: { html?: string; text?: string };
@@ -84,7 +94,7 @@ async function fingerprint(args: string[]): Promise<number> {
 }
 
 function plan(args: string[]): number {
-  const config = loadConfig(process.env, args);
+  const config = loadConfig(process.env, takeFlags(args, {}).rest);
   const p = planFromConfig(config);
   const cost = describePlan(p, config.expectedFingerprints);
   process.stdout.write(`${JSON.stringify({ k: p.k, blockWidths: p.blockWidths, tableBlocks: p.tables.map((t) => t.blocks), ...cost, expectedFingerprints: config.expectedFingerprints }, null, 2)}\n`);
@@ -92,7 +102,7 @@ function plan(args: string[]): number {
 }
 
 async function run(args: string[]): Promise<number> {
-  const config = loadConfig(process.env, args);
+  const config = loadConfig(process.env, takeFlags(args, {}).rest);
   const logger = createLogger(config.logLevel, { app: 'simhash-dedup', instance: config.instanceId });
   logger.info('starting', { config: redactConfig(config) });
   const { startPipeline } = await import('../app/pipeline.js');
@@ -122,7 +132,7 @@ async function run(args: string[]): Promise<number> {
 }
 
 async function demoFeed(args: string[]): Promise<number> {
-  const { own, rest } = takeFlags(args, ['--count', '--seed', '--rate', '--bad']);
+  const { own, rest } = takeFlags(args, { '--count': 'string', '--seed': 'string', '--rate': 'string', '--bad': 'boolean' });
   const config = loadConfig(process.env, rest);
   const logger = createLogger(config.logLevel, { app: 'simhash-dedup-demo-feed' });
   const { publishDemoPages } = await import('../producers/demo-crawler.js');
@@ -132,8 +142,22 @@ async function demoFeed(args: string[]): Promise<number> {
   if (!Number.isInteger(count) || count < 0 || !Number.isFinite(seed) || !Number.isFinite(rate) || rate < 0) {
     throw new DedupError('USAGE', '--count must be a whole number, --seed and --rate numbers');
   }
-  const sent = await publishDemoPages(config, logger, { count, seed, ratePerSecond: rate, bad: own.get('--bad') === 'true' });
-  logger.info('demo pages published', { sent, topic: config.pagesTopic });
+  // SIGINT/SIGTERM end the feed after the batch in flight, so the producer
+  // disconnects before the broker goes away (scripts/demo.sh stops it first).
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info('signal received, stopping the feed', { signal });
+    stop.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const sent = await publishDemoPages(config, logger, { count, seed, ratePerSecond: rate, bad: own.get('--bad') === 'true', signal: stop.signal });
+    logger.info(stop.signal.aborted ? 'demo feed stopped' : 'demo pages published', { sent, topic: config.pagesTopic });
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
   return 0;
 }
 

@@ -22,11 +22,32 @@ export function badRecords(): { key: string; value: Buffer }[] {
   ];
 }
 
+/** Waits `ms`, or less when the signal aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 export async function publishDemoPages(
   config: DedupConfig,
   logger: Logger,
-  options: { count: number; seed: number; ratePerSecond: number; bad: boolean },
+  options: {
+    count: number;
+    seed: number;
+    ratePerSecond: number;
+    bad: boolean;
+    /** Stops publishing after the batch in flight; the producer then disconnects cleanly. */
+    signal?: AbortSignal;
+  },
 ): Promise<number> {
+  const { signal } = options;
   const kafka = createKafka(config, logger);
   if (config.createTopics) await ensureTopics(kafka, config, logger);
   const codec = await createRecordCodecFromConfig(config);
@@ -44,7 +65,7 @@ export async function publishDemoPages(
     let pagesSent = 0;
     const started = Date.now();
     // `count` pages; broken records come on top of them.
-    while (pagesSent < options.count) {
+    while (pagesSent < options.count && !signal?.aborted) {
       const messages: { key: string; value: Buffer }[] = [];
       for (let i = 0; i < batchSize && pagesSent < options.count; i++) {
         if (bad.length > 0 && pagesSent % BAD_EVERY === 0) {
@@ -59,7 +80,7 @@ export async function publishDemoPages(
       if (options.ratePerSecond > 0) {
         const due = started + (pagesSent / options.ratePerSecond) * 1000;
         const wait = due - Date.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (wait > 0) await pause(wait, signal);
       }
     }
   } catch (error) {

@@ -61,7 +61,7 @@ test('crawled pages in, verdicts out: each offset exactly once, verdicts equal t
   }
   const avroOf = (o: unknown) => codec.encodePage(o as never);
   const bad: Input[] = [
-    { key: 'bad-empty', value: await avroOf({ id: 'bad-empty', url: 'u', fetchedAt: 1, html: '<html><body><script>x()</script></body></html>', text: null }), badCode: 'PAGE_EMPTY' },
+    { key: 'bad-empty', value: await avroOf({ id: 'bad-empty', url: 'u', fetchedAt: Date.now(), html: '<html><body><script>x()</script></body></html>', text: null }), badCode: 'PAGE_EMPTY' },
     { key: 'bad-huge', value: Buffer.from(JSON.stringify({ id: 'bad-huge', url: 'u', html: `<p>${'word '.repeat(1_000_000)}</p>` })), badCode: 'PAGE_TOO_LARGE' },
     { key: 'bad-utf8', value: Buffer.concat([Buffer.from('{"id":"bad-utf8","url":"u","html":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]), badCode: 'PAGE_INVALID_UTF8' },
     { key: 'bad-schema-id', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x01, 1, 2, 3]), badCode: 'SCHEMA_UNKNOWN' },

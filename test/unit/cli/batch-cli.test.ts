@@ -86,6 +86,28 @@ test('batch: bad lines get error lines, never a crash or a silent drop', () => {
   assert.equal(out[10].duplicateOf, 'ok-1');
 });
 
+test('batch: an over-long id or url, or an impossible fetchedAt, is an error line of its own, small, and the run goes on', () => {
+  const text = 'the quick brown fox jumps over the lazy dog near the river bank today';
+  const lines = [
+    { id: 'x'.repeat(5000), text },
+    { id: 'long-url', url: `https://example.com/${'a'.repeat(2 * 1024 * 1024)}`, text },
+    { id: 'sixties', text, fetchedAt: '1960-01-01T00:00:00Z' },
+    { id: 'seconds', text, fetchedAt: 1_700_000_000 },
+    { id: 'ok', url: 'https://example.com/a', text, fetchedAt: 1_700_000_000_000 },
+  ];
+  const { status, stdout, stderr } = runCli(['batch'], lines.map((l) => JSON.stringify(l)).join('\n'));
+  assert.equal(status, 0, stderr);
+  const out = stdout.trim().split('\n');
+  assert.equal(out.length, lines.length);
+  const parsed = out.map((l) => JSON.parse(l));
+  assert.deepEqual(parsed.map((o) => (o.error ? String(o.error).split(':')[0] : o.verdict)), ['PAGE_INVALID', 'PAGE_INVALID', 'PAGE_INVALID', 'PAGE_INVALID', 'novel']);
+  assert.deepEqual(parsed.map((o) => o.id), [null, 'long-url', 'sixties', 'seconds', 'ok']);
+  assert.match(parsed[0].error, /^PAGE_INVALID: id is 5000 bytes, over the 1024-byte limit$/);
+  assert.match(parsed[1].error, /^PAGE_INVALID: url is \d+ bytes, over the 8192-byte limit$/);
+  assert.match(parsed[2].error, /^PAGE_INVALID: fetchedAt 1960-01-01T00:00:00.000Z is outside/);
+  for (const line of out) assert.ok(Buffer.byteLength(line) < 1024, `an error line stays small: ${line.length} bytes`);
+});
+
 test('batch: two empty pages are never duplicates of each other', () => {
   const input = ['<html></html>', '<html></html>', '<body>   </body>'].map((html, i) => JSON.stringify({ id: `e${i}`, html })).join('\n');
   const out = runCli(['batch'], input).stdout.trim().split('\n').map((l) => JSON.parse(l));

@@ -6,9 +6,9 @@
  * formula, and docs/operations.md is regenerated from CONFIG_OPTIONS and the
  * metrics module.
  *
- * promtool checks are skipped only when promtool is not installed (the test
- * runner installs Debian's prometheus package); `kubectl kustomize` only when
- * kubectl is not installed.
+ * No check is skipped: without promtool or kustomize the checks that need them
+ * fail, naming deploy/local/check-tools.sh, which installs both (npm test runs
+ * it through deploy/local/up.sh).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -33,6 +33,7 @@ import {
   vectorSelectors,
   type AlertingRule,
 } from './observability-artifacts.js';
+import { kustomize, promtool } from './check-tools.js';
 
 const STATE: MetricsState = {
   indexFingerprints: () => 0,
@@ -81,9 +82,14 @@ function anchors(markdown: string): Set<string> {
   return out;
 }
 
-const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
-const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-const NO_PROMTOOL = 'promtool is not installed (apt-get install prometheus); the test runner installs it';
+const PROMTOOL = promtool();
+const KUSTOMIZE = kustomize();
+
+/** The promtool command, or a failure saying how to install it. */
+function needPromtool(): string {
+  if ('missing' in PROMTOOL) assert.fail(PROMTOOL.missing);
+  return PROMTOOL.command;
+}
 
 function run(command: string, args: string[], cwd = REPO_ROOT): { status: number | null; output: string } {
   const r = spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 120_000 });
@@ -148,13 +154,13 @@ describe('metric names in the dashboard and rules', () => {
 });
 
 describe('Prometheus rules', () => {
-  test('promtool check rules', { skip: promtool ? false : NO_PROMTOOL }, () => {
-    const r = run('promtool', ['check', 'rules', RULES_FILE]);
+  test('promtool check rules', () => {
+    const r = run(needPromtool(), ['check', 'rules', RULES_FILE]);
     assert.equal(r.status, 0, r.output);
   });
 
-  test('promtool test rules (alert unit tests)', { skip: promtool ? false : NO_PROMTOOL }, () => {
-    const r = run('promtool', ['test', 'rules', RULE_TESTS_FILE]);
+  test('promtool test rules (alert unit tests)', () => {
+    const r = run(needPromtool(), ['test', 'rules', RULE_TESTS_FILE]);
     assert.equal(r.status, 0, r.output);
   });
 
@@ -183,7 +189,8 @@ describe('Prometheus rules', () => {
     }
   });
 
-  test('promtool check config: the example and the compose configs, with our rules', { skip: promtool ? false : NO_PROMTOOL }, () => {
+  test('promtool check config: the example and the compose configs, with our rules', () => {
+    const promtoolCommand = needPromtool();
     const dir = mkdtempSync(join(tmpdir(), 'dedup-promcfg-'));
     try {
       writeFileSync(join(dir, 'targets.json'), '[]');
@@ -205,7 +212,7 @@ describe('Prometheus rules', () => {
       for (const [name, config] of [['example', example], ['compose', compose]] as const) {
         const file = join(dir, `${name}.yml`);
         writeFileSync(file, JSON.stringify(config, null, 2)); // JSON is YAML
-        const r = run('promtool', ['check', 'config', file]);
+        const r = run(promtoolCommand, ['check', 'config', file]);
         assert.equal(r.status, 0, `${name}: ${r.output}`);
         assert.match(r.output, /SUCCESS: 1 rule files found|SUCCESS: \d+ rules found/, `${name}: rules not loaded:\n${r.output}`);
       }
@@ -288,8 +295,9 @@ describe('Kubernetes manifests', () => {
     for (const r of byKind.get('Kustomization')!.resources as string[]) assert.ok(existsSync(join(REPO_ROOT, 'deploy', 'k8s', r)), `kustomization: ${r} missing`);
   });
 
-  test('kubectl kustomize builds them', { skip: kubectl ? false : 'kubectl is not installed' }, () => {
-    const r = run('kubectl', ['kustomize', join(REPO_ROOT, 'deploy', 'k8s')]);
+  test('kustomize builds them', () => {
+    if ('missing' in KUSTOMIZE) assert.fail(KUSTOMIZE.missing);
+    const r = run(KUSTOMIZE.command, [...KUSTOMIZE.args, join(REPO_ROOT, 'deploy', 'k8s')]);
     assert.equal(r.status, 0, r.output);
     for (const kind of ['StatefulSet', 'Service', 'ConfigMap', 'PodDisruptionBudget', 'PodMonitor']) assert.match(r.output, new RegExp(`^kind: ${kind}$`, 'm'));
   });
