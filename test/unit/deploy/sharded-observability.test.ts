@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { promtool } from './check-tools.js';
 import { Histogram, Registry } from 'prom-client';
 import { stringify } from 'yaml';
 import { createMetrics, type MetricsState } from '../../../src/metrics/metrics.js';
@@ -44,8 +45,11 @@ const SHARDED_METRICS = [
   'dedup_answer_wait_seconds',
 ] as const;
 
-const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
-const NO_PROMTOOL = 'promtool is not installed (apt-get install prometheus); the test runner installs it';
+const tool = promtool();
+/** A missing promtool fails the checks that need it, saying how to install it. */
+function requirePromtool(): void {
+  if ('missing' in tool) assert.fail(tool.missing);
+}
 
 function promtoolRun(args: string[]): { status: number | null; output: string } {
   const r = spawnSync('promtool', args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
@@ -166,7 +170,8 @@ describe('dashboard layout and queries', () => {
     }
   });
 
-  test('every dashboard query parses (promtool check rules on the queries as recording rules)', { skip: promtool ? false : NO_PROMTOOL }, () => {
+  test('every dashboard query parses (promtool check rules on the queries as recording rules)', () => {
+    requirePromtool();
     const queries = dashboardQueries(dashboard);
     const file = {
       groups: [{ name: 'dashboard', rules: queries.map((q, i) => ({ record: `dashboard:query_${i}`, expr: substituteGrafanaVariables(q.expr) })) }],
@@ -202,7 +207,8 @@ async function idleSeries(job: string, instance: string, state: MetricsState, se
 }
 
 describe('alerts stay silent for an idle healthy process', () => {
-  test('single mode and sharded mode (series generated from the registry)', { skip: promtool ? false : NO_PROMTOOL }, async () => {
+  test('single mode and sharded mode (series generated from the registry)', async () => {
+    requirePromtool();
     const single = await idleSeries('dedup', 'single-0', idleState(true));
     const shardSizes: [number, number][][] = [
       [
