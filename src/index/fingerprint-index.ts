@@ -31,7 +31,8 @@ import {
   RUN_SMALL,
   SortedRun,
 } from './sorted-run.js';
-import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
+import { decodeSnapshotFrom, encodeSnapshotChunks, snapshotByteLength } from './snapshot.js';
+import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from './byte-stream.js';
 
 export interface IndexOptions {
   plan: TablePlan;
@@ -389,24 +390,52 @@ export class FingerprintIndex {
     this.runDead.splice(r, 1);
   }
 
+  /** The whole snapshot in one buffer (see snapshotChunks() for large indexes). */
   toBuffer(): Uint8Array {
-    return encodeSnapshot(this.plan, this.compressed, this.minLive, this.nextRef, (ref, out) => {
+    return concatChunks(this.snapshotChunks());
+  }
+
+  /** Bytes snapshotChunks() yields in all. */
+  get snapshotByteLength(): number {
+    return snapshotByteLength(this.plan, this.minLive, this.nextRef);
+  }
+
+  /** The snapshot (format in snapshot.ts) in chunks of at most about `chunkBytes`. */
+  snapshotChunks(chunkBytes = STREAM_CHUNK_BYTES): Generator<Uint8Array> {
+    return encodeSnapshotChunks(this.plan, this.compressed, this.minLive, this.nextRef, (ref, out) => {
       const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
       const o = (ref & CHUNK_MASK) << 1;
       out[0] = chunk[o]!;
       out[1] = chunk[o + 1]!;
       return !this.isDead(ref);
-    });
+    }, chunkBytes);
   }
 
   static fromBuffer(bytes: Uint8Array): FingerprintIndex {
-    const snap = decodeSnapshot(bytes);
-    const index = new FingerprintIndex(snap.plan, snap.compressed);
-    index.restore(snap.minLive, snap.nextRef, snap.fps, snap.dead);
-    return index;
+    if (!(bytes instanceof Uint8Array)) throw new DedupError('SNAPSHOT_INVALID', 'snapshot must be a Uint8Array');
+    return FingerprintIndex.readFrom(bufferSource(bytes));
   }
 
-  private restore(minLive: number, nextRef: number, fps: Uint32Array, dead: Uint32Array): void {
+  /** Reads a snapshot that fills `source` exactly, straight into the index's storage. */
+  static readFrom(source: ByteSource): FingerprintIndex {
+    let index: FingerprintIndex | null = null;
+    const dead = decodeSnapshotFrom(source, {
+      begin: (plan, compressed, minLive, nextRef) => {
+        index = new FingerprintIndex(plan, compressed);
+        index.allocate(minLive, nextRef);
+      },
+      fingerprints: (ref, count) => {
+        const o = (ref & CHUNK_MASK) << 1;
+        return index!.fpChunks[ref >>> CHUNK_BITS]!.subarray(o, o + count * 2);
+      },
+    });
+    const restored = index as FingerprintIndex | null;
+    if (restored === null) throw new DedupError('SNAPSHOT_INVALID', 'snapshot is empty');
+    restored.applyRemoved(dead);
+    return restored;
+  }
+
+  private allocate(minLive: number, nextRef: number): void {
     const firstChunk = minLive >>> CHUNK_BITS;
     const lastChunk = nextRef === 0 ? -1 : (nextRef - 1) >>> CHUNK_BITS;
     for (let c = 0; c <= lastChunk; c++) {
@@ -418,22 +447,22 @@ export class FingerprintIndex {
         this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
       }
     }
+    this.minLive = minLive;
+    this.bufStart = minLive;
+    this.nextRef = nextRef;
+  }
+
+  /** After allocate() and the fingerprints: marks removed refs, counts the live ones and sorts the tables. */
+  private applyRemoved(dead: Uint32Array): void {
     let live = 0;
-    for (let ref = minLive; ref < nextRef; ref++) {
-      const i = ref - minLive;
-      const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
-      const o = (ref & CHUNK_MASK) << 1;
-      chunk[o] = fps[i * 2]!;
-      chunk[o + 1] = fps[i * 2 + 1]!;
+    for (let ref = this.minLive; ref < this.nextRef; ref++) {
+      const i = ref - this.minLive;
       if ((dead[i >>> 5]! & (1 << (i & 31))) !== 0) {
         this.deadChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) >>> 5]! |= 1 << (ref & 31);
       } else {
         live++;
       }
     }
-    this.minLive = minLive;
-    this.bufStart = minLive;
-    this.nextRef = nextRef;
     this.live = live;
     this.flushAll();
   }
