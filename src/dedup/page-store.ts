@@ -67,6 +67,15 @@ function keep<T extends Uint8Array | Uint32Array | Float64Array>(a: T, from: num
   return out;
 }
 
+/**
+ * Ids are keyed as stored: UTF-8 turns a lone surrogate into U+FFFD, so an id
+ * is hashed in that form and forget() finds it again from the stored bytes.
+ * (The same for every well-formed id.)
+ */
+function wellFormed(id: string): string {
+  return (id as unknown as { isWellFormed(): boolean }).isWellFormed() ? id : (id as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
 function home(hi: number, lo: number, mask: number): number {
   return (lo ^ Math.imul(hi, 0x9e3779b1)) & mask;
 }
@@ -152,7 +161,7 @@ export class PageStore {
 
   /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
   lookup(id: string): number {
-    const h = hashString64(id, this.scratch);
+    const h = hashString64(wellFormed(id), this.scratch);
     const mask = this.tableRef.length - 1;
     let slot = home(h.hi, h.lo, mask);
     for (;;) {
@@ -381,7 +390,7 @@ export class PageStore {
 
   private insertKey(id: string, ref: number): void {
     if ((this.tableUsed + 1) * 10 > this.tableRef.length * 7) this.rehash(this.tableRef.length * 2);
-    const h = hashString64(id, this.scratch);
+    const h = hashString64(wellFormed(id), this.scratch);
     this.place(h.hi, h.lo, ref + 1);
     this.tableUsed++;
   }
