@@ -53,6 +53,14 @@ export interface Verdict {
   readonly sequence: number;
 }
 
+/** One verdict read back from the changelog, for Decider.restoreBatch. */
+export interface RestoredDecision {
+  readonly page: DecisionInput;
+  readonly duplicateOf: string | null;
+  readonly distance: number;
+  readonly sequence: number;
+}
+
 export interface DeciderOptions {
   readonly index: FingerprintIndex;
   readonly store?: PageStore;
@@ -154,6 +162,32 @@ export class Decider {
     const seconds = Math.floor(page.fetchedAt / 1000);
     this.store.recordById(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, seconds, sequence);
     this.ages.note(ref, seconds);
+  }
+
+  /**
+   * restore() for many verdicts at once, in order, with the same result
+   * (same refs, same records): ids already held, or repeated within the
+   * batch, are skipped; the new fingerprints enter the index in one bulk
+   * insert (sorted runs built directly), so a replay restores at bulk speed.
+   */
+  restoreBatch(decisions: readonly RestoredDecision[]): number {
+    const n = decisions.length;
+    const his = new Uint32Array(n);
+    const los = new Uint32Array(n);
+    const first = this.index.nextReference;
+    let added = 0;
+    for (let i = 0; i < n; i++) {
+      const { page, duplicateOf, distance, sequence } = decisions[i]!;
+      const ref = first + added;
+      const seconds = Math.floor(page.fetchedAt / 1000);
+      if (!this.store.recordByIdIfNew(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, seconds, sequence)) continue;
+      this.ages.note(ref, seconds);
+      his[added] = page.hi;
+      los[added] = page.lo;
+      added++;
+    }
+    this.index.bulkInsert(his, los, added);
+    return added;
   }
 
   /**

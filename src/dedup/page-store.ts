@@ -161,13 +161,18 @@ export class PageStore {
 
   /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
   lookup(id: string): number {
+    const stored = this.tableRef[this.probe(id)]!;
+    return stored - 1;
+  }
+
+  /** The slot holding id's hash, or the empty slot where it would go; the hash stays in scratch. */
+  private probe(id: string): number {
     const h = hashString64(wellFormed(id), this.scratch);
     const mask = this.tableRef.length - 1;
     let slot = home(h.hi, h.lo, mask);
     for (;;) {
-      const stored = this.tableRef[slot]!;
-      if (stored === 0) return -1;
-      if (this.tableHi[slot] === h.hi && this.tableLo[slot] === h.lo) return stored - 1;
+      if (this.tableRef[slot] === 0) return slot;
+      if (this.tableHi[slot] === h.hi && this.tableLo[slot] === h.lo) return slot;
       slot = (slot + 1) & mask;
     }
   }
@@ -198,8 +203,26 @@ export class PageStore {
     this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
   }
 
-  private recordWithEntry(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
-    if (this.lookup(id) >= 0) {
+  /** recordById unless the id is held already (then nothing changes): one hash probe for both (changelog restore). */
+  recordByIdIfNew(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): boolean {
+    if (this.lookup(id) >= 0) return false;
+    let dup = NO_ENTRY;
+    if (duplicateOfId !== null) {
+      const dupRef = this.lookup(duplicateOfId);
+      dup = dupRef >= 0 ? this.ownEntry[dupRef - this.base]! : this.addEntry(duplicateOfId);
+    }
+    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence, duplicateOfId === null);
+    return true;
+  }
+
+  /** `probed`: the caller's lookup(id) just missed and left the hash in scratch. */
+  private recordWithEntry(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number, probed = false): void {
+    if ((this.tableUsed + 1) * 10 > this.tableRef.length * 7) {
+      this.rehash(this.tableRef.length * 2);
+      probed = false;
+    }
+    const slot = probed ? this.emptySlot() : this.probe(id);
+    if (this.tableRef[slot] !== 0) {
       throw new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
     }
     if (!Number.isInteger(ref) || ref < this.refLimit || ref >= NO_ENTRY) {
@@ -225,7 +248,18 @@ export class PageStore {
     this.sequences[i] = sequence;
     if (sequence >= this.nextSeq) this.nextSeq = sequence + 1;
     this.refLimit = ref + 1;
-    this.insertKey(id, ref);
+    this.tableHi[slot] = this.scratch.hi;
+    this.tableLo[slot] = this.scratch.lo;
+    this.tableRef[slot] = ref + 1;
+    this.tableUsed++;
+  }
+
+  /** The empty slot for the hash in scratch. */
+  private emptySlot(): number {
+    const mask = this.tableRef.length - 1;
+    let slot = home(this.scratch.hi, this.scratch.lo, mask);
+    while (this.tableRef[slot] !== 0) slot = (slot + 1) & mask;
+    return slot;
   }
 
   idOf(ref: number): string {
@@ -386,13 +420,6 @@ export class PageStore {
 
   private entryText(entry: number): string {
     return decoder.decode(this.bytes.subarray(this.entryStart[entry]!, this.entryStart[entry + 1]!));
-  }
-
-  private insertKey(id: string, ref: number): void {
-    if ((this.tableUsed + 1) * 10 > this.tableRef.length * 7) this.rehash(this.tableRef.length * 2);
-    const h = hashString64(wellFormed(id), this.scratch);
-    this.place(h.hi, h.lo, ref + 1);
-    this.tableUsed++;
   }
 
   private place(hi: number, lo: number, refPlusOne: number): void {
