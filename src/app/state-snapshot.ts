@@ -124,7 +124,13 @@ export async function writeSnapshot(dir: string, header: Omit<SnapshotHeader, 'i
   return writeSnapshotFile(join(dir, SNAPSHOT_FILE), header, index, store);
 }
 
-/** Writes the snapshot at `path` atomically; returns its size in bytes. */
+/**
+ * Writes the snapshot at `path` atomically; returns its size in bytes. The
+ * parts stream from the live state, so the index and the store must not
+ * change until the returned promise settles (decide nothing meanwhile); a
+ * change seen at the end fails the write (SNAPSHOT_INVALID) and leaves the
+ * previous file in place.
+ */
 export async function writeSnapshotFile(
   path: string,
   header: Omit<SnapshotHeader, 'indexBytes' | 'storeBytes'>,
@@ -141,6 +147,8 @@ export async function writeSnapshotFile(
   prefix.writeUInt32LE(json.byteLength, 8);
   prefix.writeUInt32LE(crc32(json), 12);
   const temporary = `${path}.tmp-${process.pid}`;
+  const stateMark = (): string => `${index.nextReference}:${index.size}:${store.size}:${store.nextSequence}`;
+  const before = stateMark();
   const handle = await open(temporary, 'w');
   let written = 0;
   try {
@@ -168,6 +176,7 @@ export async function writeSnapshotFile(
     await write(json);
     await writePart(index.snapshotChunks(chunkBytes), full.indexBytes, 'index');
     await writePart(store.snapshotChunks(chunkBytes), full.storeBytes, 'page store');
+    if (stateMark() !== before) throw new DedupError('SNAPSHOT_INVALID', 'snapshot: the state changed while it was written');
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => undefined);

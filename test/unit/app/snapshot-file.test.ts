@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
@@ -237,5 +237,22 @@ test('the table CRC-32 equals zlib', () => {
     assert.equal(tableCrc32(data), zlib.crc32(data));
     assert.equal(tableCrc32(data.subarray(n >> 1), tableCrc32(data.subarray(0, n >> 1))), zlib.crc32(data));
     assert.equal(crc32(data), zlib.crc32(data));
+  }
+});
+
+test('a state changed while its snapshot streams fails the write and keeps the previous file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'snap-'));
+  try {
+    const d = decided(3000, 10);
+    const path = join(dir, 'shard.snapshot');
+    await writeSnapshotFile(path, header(d), d.index, d.store);
+    const before = readFileSync(path);
+    const writing = writeSnapshotFile(path, header(d), d.index, d.store, { chunkBytes: 512 });
+    d.decide({ id: 'during', hi: 1, lo: 2, short: false, fetchedAt: 0 });
+    await assert.rejects(writing, isSnapshotInvalid);
+    assert.deepEqual(readFileSync(path), before);
+    assert.deepEqual(readdirSync(dir), ['shard.snapshot'], 'no temporary file left');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
