@@ -4,7 +4,7 @@
  *   u32 x 12: magic 'PGST', version, base, refLimit, entries, bytesUsed,
  *             slots, used, nextSequence (low 32 bits, high 21 bits), 0, 0
  *   f64 sequence[n]                      n = refLimit - base
- *   u32 tableHi[slots], tableLo[slots], tableRef[slots]
+ *   u32 table[slots * 3]: per slot the id's hash (hi, lo) and ref + 1 (0 = empty)
  *   u32 entryStart[entries + 1]
  *   u32 ownEntry[n], dupEntry[n], fetchedAt[n]
  *   u8  distance[n], flags[n]
@@ -30,9 +30,7 @@ export interface PageStoreArrays {
   refLimit: number;
   nextSeq: number;
   tableUsed: number;
-  tableHi: Uint32Array;
-  tableLo: Uint32Array;
-  tableRef: Uint32Array;
+  table: Uint32Array;
   entryStart: Uint32Array;
   bytes: Uint8Array;
   sequences: Float64Array;
@@ -52,7 +50,7 @@ function bodyBytes(n: number, slots: number, entries: number, bytesUsed: number)
 }
 
 export function pageStoreSnapshotBytes(a: PageStoreArrays): number {
-  return HEAD_WORDS * 4 + bodyBytes(a.refLimit - a.base, a.tableRef.length, a.entryStart.length - 1, a.bytes.length);
+  return HEAD_WORDS * 4 + bodyBytes(a.refLimit - a.base, a.table.length / 3, a.entryStart.length - 1, a.bytes.length);
 }
 
 function view(a: Uint32Array | Float64Array | Uint8Array): Uint8Array {
@@ -61,10 +59,10 @@ function view(a: Uint32Array | Float64Array | Uint8Array): Uint8Array {
 
 export function* encodePageStore(a: PageStoreArrays, chunkBytes: number): Generator<Uint8Array> {
   const head = new Uint32Array(HEAD_WORDS);
-  head.set([MAGIC, VERSION, a.base, a.refLimit, a.entryStart.length - 1, a.bytes.length, a.tableRef.length, a.tableUsed, a.nextSeq % 2 ** 32, Math.floor(a.nextSeq / 2 ** 32)]);
+  head.set([MAGIC, VERSION, a.base, a.refLimit, a.entryStart.length - 1, a.bytes.length, a.table.length / 3, a.tableUsed, a.nextSeq % 2 ** 32, Math.floor(a.nextSeq / 2 ** 32)]);
   yield view(head);
   const step = Math.max(8, chunkBytes - (chunkBytes % 8));
-  for (const part of [a.sequences, a.tableHi, a.tableLo, a.tableRef, a.entryStart, a.ownEntry, a.dupEntry, a.fetchedAt, a.distances, a.flags, a.bytes]) {
+  for (const part of [a.sequences, a.table, a.entryStart, a.ownEntry, a.dupEntry, a.fetchedAt, a.distances, a.flags, a.bytes]) {
     const bytes = view(part);
     for (let at = 0; at < bytes.byteLength; at += step) yield bytes.subarray(at, Math.min(bytes.byteLength, at + step));
   }
@@ -93,9 +91,7 @@ export function decodePageStore(source: ByteSource): PageStoreArrays {
     nextSeq: seqHi! * 2 ** 32 + seqLo!,
     tableUsed: used!,
     sequences: read(new Float64Array(n)),
-    tableHi: read(new Uint32Array(slots!)),
-    tableLo: read(new Uint32Array(slots!)),
-    tableRef: read(new Uint32Array(slots!)),
+    table: read(new Uint32Array(slots! * 3)),
     entryStart: read(new Uint32Array(entries! + 1)),
     ownEntry: read(new Uint32Array(n)),
     dupEntry: read(new Uint32Array(n)),
@@ -127,8 +123,8 @@ function check(a: PageStoreArrays): void {
   if (held !== a.tableUsed) throw invalid(`${held} pages held but ${a.tableUsed} ids in the table`);
   const seen = new Uint8Array(n);
   let filled = 0;
-  for (let s = 0; s < a.tableRef.length; s++) {
-    const r = a.tableRef[s]!;
+  for (let s = 0; s * 3 < a.table.length; s++) {
+    const r = a.table[s * 3 + 2]!;
     if (r === 0) continue;
     filled++;
     const i = r - 1 - a.base;

@@ -81,10 +81,9 @@ function home(hi: number, lo: number, mask: number): number {
 }
 
 export class PageStore {
-  private tableHi: Uint32Array;
-  private tableLo: Uint32Array;
-  /** ref + 1; 0 marks an empty slot. */
-  private tableRef: Uint32Array;
+  /** Per slot: id hash hi, id hash lo, ref + 1 (one cache line holds a probe's reads). */
+  private table: Uint32Array;
+  private slots: number;
   private tableUsed = 0;
 
   private bytes: Uint8Array;
@@ -112,9 +111,8 @@ export class PageStore {
   constructor(initialCapacity = 1024) {
     let slots = MIN_SLOTS;
     while (slots < initialCapacity * 2) slots *= 2;
-    this.tableHi = new Uint32Array(slots);
-    this.tableLo = new Uint32Array(slots);
-    this.tableRef = new Uint32Array(slots);
+    this.table = new Uint32Array(slots * 3);
+    this.slots = slots;
     this.bytes = new Uint8Array(initialCapacity * 24);
     this.entryStart = new Uint32Array(initialCapacity + 1);
     this.ownEntry = new Uint32Array(initialCapacity).fill(NO_ENTRY);
@@ -152,7 +150,7 @@ export class PageStore {
   /** Bytes allocated by the store. */
   get byteLength(): number {
     return (
-      this.tableHi.byteLength + this.tableLo.byteLength + this.tableRef.byteLength +
+      this.table.byteLength +
       this.bytes.byteLength + this.entryStart.byteLength +
       this.ownEntry.byteLength + this.dupEntry.byteLength + this.distances.byteLength +
       this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength
@@ -161,18 +159,20 @@ export class PageStore {
 
   /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
   lookup(id: string): number {
-    const stored = this.tableRef[this.probe(id)]!;
+    const stored = this.table[this.probe(id) * 3 + 2]!;
     return stored - 1;
   }
 
   /** The slot holding id's hash, or the empty slot where it would go; the hash stays in scratch. */
   private probe(id: string): number {
     const h = hashString64(wellFormed(id), this.scratch);
-    const mask = this.tableRef.length - 1;
+    const table = this.table;
+    const mask = this.slots - 1;
     let slot = home(h.hi, h.lo, mask);
     for (;;) {
-      if (this.tableRef[slot] === 0) return slot;
-      if (this.tableHi[slot] === h.hi && this.tableLo[slot] === h.lo) return slot;
+      const o = slot * 3;
+      if (table[o + 2] === 0) return slot;
+      if (table[o] === h.hi && table[o + 1] === h.lo) return slot;
       slot = (slot + 1) & mask;
     }
   }
@@ -217,12 +217,12 @@ export class PageStore {
 
   /** `probed`: the caller's lookup(id) just missed and left the hash in scratch. */
   private recordWithEntry(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number, probed = false): void {
-    if ((this.tableUsed + 1) * 10 > this.tableRef.length * 7) {
-      this.rehash(this.tableRef.length * 2);
+    if ((this.tableUsed + 1) * 10 > this.slots * 7) {
+      this.rehash(this.slots * 2);
       probed = false;
     }
     const slot = probed ? this.emptySlot() : this.probe(id);
-    if (this.tableRef[slot] !== 0) {
+    if (this.table[slot * 3 + 2] !== 0) {
       throw new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
     }
     if (!Number.isInteger(ref) || ref < this.refLimit || ref >= NO_ENTRY) {
@@ -248,17 +248,17 @@ export class PageStore {
     this.sequences[i] = sequence;
     if (sequence >= this.nextSeq) this.nextSeq = sequence + 1;
     this.refLimit = ref + 1;
-    this.tableHi[slot] = this.scratch.hi;
-    this.tableLo[slot] = this.scratch.lo;
-    this.tableRef[slot] = ref + 1;
+    this.table[slot * 3] = this.scratch.hi;
+    this.table[slot * 3 + 1] = this.scratch.lo;
+    this.table[slot * 3 + 2] = ref + 1;
     this.tableUsed++;
   }
 
   /** The empty slot for the hash in scratch. */
   private emptySlot(): number {
-    const mask = this.tableRef.length - 1;
+    const mask = this.slots - 1;
     let slot = home(this.scratch.hi, this.scratch.lo, mask);
-    while (this.tableRef[slot] !== 0) slot = (slot + 1) & mask;
+    while (this.table[slot * 3 + 2] !== 0) slot = (slot + 1) & mask;
     return slot;
   }
 
@@ -308,10 +308,10 @@ export class PageStore {
   private unlink(ref: number): void {
     const i = ref - this.base;
     const h = hashString64(this.entryText(this.ownEntry[i]!), this.scratch);
-    const mask = this.tableRef.length - 1;
+    const mask = this.slots - 1;
     let slot = home(h.hi, h.lo, mask);
-    while (this.tableRef[slot] !== ref + 1) {
-      if (this.tableRef[slot] === 0) throw new DedupError('INDEX_LIMIT', `page store: ref ${ref} is missing from its id table`);
+    while (this.table[slot * 3 + 2] !== ref + 1) {
+      if (this.table[slot * 3 + 2] === 0) throw new DedupError('INDEX_LIMIT', `page store: ref ${ref} is missing from its id table`);
       slot = (slot + 1) & mask;
     }
     this.deleteSlot(slot);
@@ -321,24 +321,20 @@ export class PageStore {
 
   /** Linear-probing deletion by backward shift: no tombstones, lookups stay short. */
   private deleteSlot(hole: number): void {
-    const { tableHi, tableLo, tableRef } = this;
-    const mask = tableRef.length - 1;
+    const table = this.table;
+    const mask = this.slots - 1;
     let j = hole;
     for (;;) {
       j = (j + 1) & mask;
-      if (tableRef[j] === 0) break;
-      const h = home(tableHi[j]!, tableLo[j]!, mask);
+      if (table[j * 3 + 2] === 0) break;
+      const h = home(table[j * 3]!, table[j * 3 + 1]!, mask);
       // The entry at j may move to the hole unless its home lies cyclically in (hole, j].
       const stays = hole <= j ? hole < h && h <= j : hole < h || h <= j;
       if (stays) continue;
-      tableHi[hole] = tableHi[j]!;
-      tableLo[hole] = tableLo[j]!;
-      tableRef[hole] = tableRef[j]!;
+      table.copyWithin(hole * 3, j * 3, j * 3 + 3);
       hole = j;
     }
-    tableRef[hole] = 0;
-    tableHi[hole] = 0;
-    tableLo[hole] = 0;
+    table.fill(0, hole * 3, hole * 3 + 3);
     this.tableUsed--;
   }
 
@@ -404,7 +400,7 @@ export class PageStore {
     this.bytesUsed = at;
     let slots = MIN_SLOTS;
     while (slots * 7 < this.tableUsed * 20) slots *= 2;
-    if (slots < this.tableRef.length) this.rehash(slots);
+    if (slots < this.slots) this.rehash(slots);
   }
 
   private addEntry(text: string): number {
@@ -423,21 +419,20 @@ export class PageStore {
   }
 
   private place(hi: number, lo: number, refPlusOne: number): void {
-    const mask = this.tableRef.length - 1;
+    const mask = this.slots - 1;
     let slot = home(hi, lo, mask);
-    while (this.tableRef[slot] !== 0) slot = (slot + 1) & mask;
-    this.tableHi[slot] = hi;
-    this.tableLo[slot] = lo;
-    this.tableRef[slot] = refPlusOne;
+    while (this.table[slot * 3 + 2] !== 0) slot = (slot + 1) & mask;
+    this.table[slot * 3] = hi;
+    this.table[slot * 3 + 1] = lo;
+    this.table[slot * 3 + 2] = refPlusOne;
   }
 
   private rehash(slots: number): void {
-    const { tableHi, tableLo, tableRef } = this;
-    this.tableHi = new Uint32Array(slots);
-    this.tableLo = new Uint32Array(slots);
-    this.tableRef = new Uint32Array(slots);
-    for (let i = 0; i < tableRef.length; i++) {
-      if (tableRef[i] !== 0) this.place(tableHi[i]!, tableLo[i]!, tableRef[i]!);
+    const old = this.table;
+    this.table = new Uint32Array(slots * 3);
+    this.slots = slots;
+    for (let o = 0; o < old.length; o += 3) {
+      if (old[o + 2] !== 0) this.place(old[o]!, old[o + 1]!, old[o + 2]!);
     }
   }
 
@@ -448,9 +443,7 @@ export class PageStore {
       refLimit: this.refLimit,
       nextSeq: this.nextSeq,
       tableUsed: this.tableUsed,
-      tableHi: this.tableHi,
-      tableLo: this.tableLo,
-      tableRef: this.tableRef,
+      table: this.table,
       entryStart: this.entryStart.subarray(0, this.entries + 1),
       bytes: this.bytes.subarray(0, this.bytesUsed),
       sequences: this.sequences.subarray(0, n),
@@ -489,9 +482,8 @@ export class PageStore {
     store.base = a.base;
     store.refLimit = a.refLimit;
     store.nextSeq = a.nextSeq;
-    store.tableHi = a.tableHi;
-    store.tableLo = a.tableLo;
-    store.tableRef = a.tableRef;
+    store.table = a.table;
+    store.slots = a.table.length / 3;
     store.tableUsed = a.tableUsed;
     store.entries = a.entryStart.length - 1;
     store.entryStart = grow(a.entryStart, store.entries + 2);
