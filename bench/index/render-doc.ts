@@ -98,12 +98,12 @@ function restoreLines(): string[] {
   const out = [
     `Measured ${x.date.slice(0, 10)} on ${x.machine.cpu} (${x.machine.cores} cores, ${x.machine.memoryGB} GB), Node ${x.node}; commit ${x.commit}. ${x.method}`,
     '',
-    '| N | plan | bulkInsert /s | insert() /s | restoreBatch /s (index + page store) | snapshot MB | write MB/s | read MB/s | read pages/s | index + store bytes/page | peak RSS MB |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| N | plan | bulkInsert /s | insert() /s | restoreBatch /s (index + page store) | snapshot MB | write MB/s | read MB/s | read pages/s | index + store bytes/page | peak RSS MB | load avg |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of x.rows) {
     out.push(
-      `| ${human(r['n'] as number)} | ${r['plan'] === 'planner' ? 'planner' : '4 x 16'} (${r['tables']} tables) | ${fmt(r['bulkInsertPerSecond'])} | ${r['insertPerSecond'] === undefined ? '-' : fmt(r['insertPerSecond'])} | ${fmt(r['restoreBatchPerSecond'])} | ${mb(r['snapshotBytes'])} | ${fmt(r['snapshotWriteMBps'])} | ${fmt(r['snapshotReadMBps'])} | ${fmt(r['snapshotReadPagesPerSecond'])} | ${fmt(r['bytesPerPage'], 1)} | ${mb(r['peakRssBytes'])} |`,
+      `| ${human(r['n'] as number)} | ${r['plan'] === 'planner' ? 'planner' : '4 x 16'} (${r['tables']} tables) | ${fmt(r['bulkInsertPerSecond'])} (${fmt(r['bulkInsertBestPerSecond'])}) | ${r['insertPerSecond'] === undefined ? '-' : fmt(r['insertPerSecond'])} | ${fmt(r['restoreBatchPerSecond'])} (${fmt(r['restoreBatchBestPerSecond'])}) | ${mb(r['snapshotBytes'])} | ${fmt(r['snapshotWriteMBps'])} | ${fmt(r['snapshotReadMBps'])} | ${fmt(r['snapshotReadPagesPerSecond'])} | ${fmt(r['bytesPerPage'], 1)} | ${mb(r['peakRssBytes'])} | ${fmt(r['loadAverageAtStart'], 1)}-${fmt(r['loadAverageAtEnd'], 1)} |`,
     );
   }
   return out;
