@@ -29,7 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { hashString64, type Hash64 } from './string-hash.js';
+import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
 import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from '../index/index.js';
 
@@ -48,7 +48,6 @@ export const FLAG_SHORT = 1;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const MIN_SLOTS = 1024;
 
 function grow<T extends Uint8Array | Uint32Array | Float64Array>(array: T, needed: number): T {
   if (needed <= array.length) return array;
@@ -67,24 +66,12 @@ function keep<T extends Uint8Array | Uint32Array | Float64Array>(a: T, from: num
   return out;
 }
 
-/**
- * Ids are keyed as stored: UTF-8 turns a lone surrogate into U+FFFD, so an id
- * is hashed in that form and forget() finds it again from the stored bytes.
- * (The same for every well-formed id.)
- */
-function wellFormed(id: string): string {
-  return (id as unknown as { isWellFormed(): boolean }).isWellFormed() ? id : (id as unknown as { toWellFormed(): string }).toWellFormed();
-}
-
-function home(hi: number, lo: number, mask: number): number {
-  return (lo ^ Math.imul(hi, 0x9e3779b1)) & mask;
+function alreadyRecorded(id: string): DedupError {
+  return new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
 }
 
 export class PageStore {
-  /** Per slot: id hash hi, id hash lo, ref + 1 (one cache line holds a probe's reads). */
-  private table: Uint32Array;
-  private slots: number;
-  private tableUsed = 0;
+  private ids: IdTable;
 
   private bytes: Uint8Array;
   private bytesUsed = 0;
@@ -106,13 +93,10 @@ export class PageStore {
   /** Refs forgotten since the last compaction. */
   private forgotten = 0;
 
-  private readonly scratch: Hash64 = { hi: 0, lo: 0 };
-
   constructor(initialCapacity = 1024) {
     let slots = MIN_SLOTS;
     while (slots < initialCapacity * 2) slots *= 2;
-    this.table = new Uint32Array(slots * 3);
-    this.slots = slots;
+    this.ids = new IdTable(slots);
     this.bytes = new Uint8Array(initialCapacity * 24);
     this.entryStart = new Uint32Array(initialCapacity + 1);
     this.ownEntry = new Uint32Array(initialCapacity).fill(NO_ENTRY);
@@ -134,12 +118,12 @@ export class PageStore {
 
   /** Page ids held (recorded and not forgotten). */
   get size(): number {
-    return this.tableUsed;
+    return this.ids.used;
   }
 
   /** Page ids held, for metering (the same as size). */
   get idCount(): number {
-    return this.tableUsed;
+    return this.ids.used;
   }
 
   /** No ref below this is held (refs below it have been forgotten or never recorded). */
@@ -150,7 +134,7 @@ export class PageStore {
   /** Bytes allocated by the store. */
   get byteLength(): number {
     return (
-      this.table.byteLength +
+      this.ids.byteLength +
       this.bytes.byteLength + this.entryStart.byteLength +
       this.ownEntry.byteLength + this.dupEntry.byteLength + this.distances.byteLength +
       this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength
@@ -159,22 +143,7 @@ export class PageStore {
 
   /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
   lookup(id: string): number {
-    const stored = this.table[this.probe(id) * 3 + 2]!;
-    return stored - 1;
-  }
-
-  /** The slot holding id's hash, or the empty slot where it would go; the hash stays in scratch. */
-  private probe(id: string): number {
-    const h = hashString64(wellFormed(id), this.scratch);
-    const table = this.table;
-    const mask = this.slots - 1;
-    let slot = home(h.hi, h.lo, mask);
-    for (;;) {
-      const o = slot * 3;
-      if (table[o + 2] === 0) return slot;
-      if (table[o] === h.hi && table[o + 1] === h.lo) return slot;
-      slot = (slot + 1) & mask;
-    }
+    return this.ids.lookup(id);
   }
 
   /** True when ref was recorded and not forgotten. */
@@ -189,45 +158,35 @@ export class PageStore {
    * entry so the verdict can be told again after that page is evicted.
    */
   record(ref: number, id: string, duplicateOfRef: number, distance: number, flags: number, fetchedAtSeconds: number, sequence = this.nextSeq): void {
+    this.checkRef(ref);
     const dup = duplicateOfRef < 0 ? NO_ENTRY : this.ownEntry[duplicateOfRef - this.base]!;
-    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
+    if (!this.ids.tryInsert(id, ref)) throw alreadyRecorded(id);
+    this.fill(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
   }
 
   /** As `record`, naming the duplicated page by id (changelog replay, where that page may be gone). */
   recordById(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
-    let dup = NO_ENTRY;
-    if (duplicateOfId !== null) {
-      const dupRef = this.lookup(duplicateOfId);
-      dup = dupRef >= 0 ? this.ownEntry[dupRef - this.base]! : this.addEntry(duplicateOfId);
-    }
-    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
+    if (!this.recordByIdIfNew(ref, id, duplicateOfId, distance, flags, fetchedAtSeconds, sequence)) throw alreadyRecorded(id);
   }
 
-  /** recordById unless the id is held already (then nothing changes): one hash probe for both (changelog restore). */
+  /** recordById unless the id is held already (then nothing changes and it returns false). */
   recordByIdIfNew(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): boolean {
-    if (this.lookup(id) >= 0) return false;
-    let dup = NO_ENTRY;
-    if (duplicateOfId !== null) {
-      const dupRef = this.lookup(duplicateOfId);
-      dup = dupRef >= 0 ? this.ownEntry[dupRef - this.base]! : this.addEntry(duplicateOfId);
-    }
-    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence, duplicateOfId === null);
+    this.checkRef(ref);
+    const dupRef = duplicateOfId === null ? -1 : this.ids.lookup(duplicateOfId);
+    if (!this.ids.tryInsert(id, ref)) return false;
+    const dup = duplicateOfId === null ? NO_ENTRY : dupRef >= 0 ? this.ownEntry[dupRef - this.base]! : this.addEntry(duplicateOfId);
+    this.fill(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
     return true;
   }
 
-  /** `probed`: the caller's lookup(id) just missed and left the hash in scratch. */
-  private recordWithEntry(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number, probed = false): void {
-    if ((this.tableUsed + 1) * 10 > this.slots * 7) {
-      this.rehash(this.slots * 2);
-      probed = false;
-    }
-    const slot = probed ? this.emptySlot() : this.probe(id);
-    if (this.table[slot * 3 + 2] !== 0) {
-      throw new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
-    }
+  private checkRef(ref: number): void {
     if (!Number.isInteger(ref) || ref < this.refLimit || ref >= NO_ENTRY) {
       throw new DedupError('INDEX_LIMIT', `ref ${ref} is not above the refs recorded (${this.refLimit})`);
     }
+  }
+
+  /** Writes ref's fields (its id is in the id table already). */
+  private fill(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
     const i = ref - this.base;
     if (i >= this.ownEntry.length) {
       const need = i + 1;
@@ -248,18 +207,6 @@ export class PageStore {
     this.sequences[i] = sequence;
     if (sequence >= this.nextSeq) this.nextSeq = sequence + 1;
     this.refLimit = ref + 1;
-    this.table[slot * 3] = this.scratch.hi;
-    this.table[slot * 3 + 1] = this.scratch.lo;
-    this.table[slot * 3 + 2] = ref + 1;
-    this.tableUsed++;
-  }
-
-  /** The empty slot for the hash in scratch. */
-  private emptySlot(): number {
-    const mask = this.slots - 1;
-    let slot = home(this.scratch.hi, this.scratch.lo, mask);
-    while (this.table[slot * 3 + 2] !== 0) slot = (slot + 1) & mask;
-    return slot;
   }
 
   idOf(ref: number): string {
@@ -307,39 +254,13 @@ export class PageStore {
 
   private unlink(ref: number): void {
     const i = ref - this.base;
-    const h = hashString64(this.entryText(this.ownEntry[i]!), this.scratch);
-    const mask = this.slots - 1;
-    let slot = home(h.hi, h.lo, mask);
-    while (this.table[slot * 3 + 2] !== ref + 1) {
-      if (this.table[slot * 3 + 2] === 0) throw new DedupError('INDEX_LIMIT', `page store: ref ${ref} is missing from its id table`);
-      slot = (slot + 1) & mask;
-    }
-    this.deleteSlot(slot);
+    this.ids.remove(this.entryText(this.ownEntry[i]!), ref);
     this.ownEntry[i] = NO_ENTRY;
     this.forgotten++;
   }
 
-  /** Linear-probing deletion by backward shift: no tombstones, lookups stay short. */
-  private deleteSlot(hole: number): void {
-    const table = this.table;
-    const mask = this.slots - 1;
-    let j = hole;
-    for (;;) {
-      j = (j + 1) & mask;
-      if (table[j * 3 + 2] === 0) break;
-      const h = home(table[j * 3]!, table[j * 3 + 1]!, mask);
-      // The entry at j may move to the hole unless its home lies cyclically in (hole, j].
-      const stays = hole <= j ? hole < h && h <= j : hole < h || h <= j;
-      if (stays) continue;
-      table.copyWithin(hole * 3, j * 3, j * 3 + 3);
-      hole = j;
-    }
-    table.fill(0, hole * 3, hole * 3 + 3);
-    this.tableUsed--;
-  }
-
   private maybeCompact(): void {
-    if (this.forgotten > Math.max(4096, this.tableUsed)) this.compact();
+    if (this.forgotten > Math.max(4096, this.ids.used)) this.compact();
   }
 
   /**
@@ -398,9 +319,7 @@ export class PageStore {
     this.entryStart = entryStart;
     this.entries = entries;
     this.bytesUsed = at;
-    let slots = MIN_SLOTS;
-    while (slots * 7 < this.tableUsed * 20) slots *= 2;
-    if (slots < this.slots) this.rehash(slots);
+    this.ids.shrink();
   }
 
   private addEntry(text: string): number {
@@ -418,32 +337,14 @@ export class PageStore {
     return decoder.decode(this.bytes.subarray(this.entryStart[entry]!, this.entryStart[entry + 1]!));
   }
 
-  private place(hi: number, lo: number, refPlusOne: number): void {
-    const mask = this.slots - 1;
-    let slot = home(hi, lo, mask);
-    while (this.table[slot * 3 + 2] !== 0) slot = (slot + 1) & mask;
-    this.table[slot * 3] = hi;
-    this.table[slot * 3 + 1] = lo;
-    this.table[slot * 3 + 2] = refPlusOne;
-  }
-
-  private rehash(slots: number): void {
-    const old = this.table;
-    this.table = new Uint32Array(slots * 3);
-    this.slots = slots;
-    for (let o = 0; o < old.length; o += 3) {
-      if (old[o + 2] !== 0) this.place(old[o]!, old[o + 1]!, old[o + 2]!);
-    }
-  }
-
   private arrays(): PageStoreArrays {
     const n = this.refLimit - this.base;
     return {
       base: this.base,
       refLimit: this.refLimit,
       nextSeq: this.nextSeq,
-      tableUsed: this.tableUsed,
-      table: this.table,
+      tableUsed: this.ids.used,
+      table: this.ids.table,
       entryStart: this.entryStart.subarray(0, this.entries + 1),
       bytes: this.bytes.subarray(0, this.bytesUsed),
       sequences: this.sequences.subarray(0, n),
@@ -482,9 +383,7 @@ export class PageStore {
     store.base = a.base;
     store.refLimit = a.refLimit;
     store.nextSeq = a.nextSeq;
-    store.table = a.table;
-    store.slots = a.table.length / 3;
-    store.tableUsed = a.tableUsed;
+    store.ids = IdTable.from(a.table, a.tableUsed);
     store.entries = a.entryStart.length - 1;
     store.entryStart = grow(a.entryStart, store.entries + 2);
     store.bytes = grow(a.bytes, a.bytes.length + 1);
