@@ -103,7 +103,7 @@ function restoreLines(): string[] {
   ];
   for (const r of x.rows) {
     out.push(
-      `| ${human(r['n'] as number)} | ${r['plan'] === 'planner' ? 'planner' : '4 x 16'} (${r['tables']} tables) | ${fmt(r['bulkInsertPerSecond'])} (${fmt(r['bulkInsertBestPerSecond'])}) | ${r['insertPerSecond'] === undefined ? '-' : fmt(r['insertPerSecond'])} | ${fmt(r['restoreBatchPerSecond'])} (${fmt(r['restoreBatchBestPerSecond'])}) | ${mb(r['snapshotBytes'])} | ${fmt(r['snapshotWriteMBps'])} | ${fmt(r['snapshotReadMBps'])} | ${fmt(r['snapshotReadPagesPerSecond'])} | ${fmt(r['bytesPerPage'], 1)} | ${mb(r['peakRssBytes'])} | ${fmt(r['loadAverageAtStart'], 1)}-${fmt(r['loadAverageAtEnd'], 1)} |`,
+      `| ${human(r['n'] as number)} | ${r['plan'] === '4x16' ? '4 x 16' : '13,13,13,13,12'} (${r['tables']} tables) | ${fmt(r['bulkInsertPerSecond'])} (${fmt(r['bulkInsertBestPerSecond'])}) | ${r['insertPerSecond'] === undefined ? '-' : fmt(r['insertPerSecond'])} | ${fmt(r['restoreBatchPerSecond'])} (${fmt(r['restoreBatchBestPerSecond'])}) | ${mb(r['snapshotBytes'])} | ${fmt(r['snapshotWriteMBps'])} | ${fmt(r['snapshotReadMBps'])} | ${fmt(r['snapshotReadPagesPerSecond'])} | ${fmt(r['bytesPerPage'], 1)} | ${mb(r['peakRssBytes'])} | ${fmt(r['loadAverageAtStart'], 1)}-${fmt(r['loadAverageAtEnd'], 1)} |`,
     );
   }
   return out;
