@@ -92,6 +92,8 @@ export class PageStore {
   private refLimit = 0;
   /** Refs forgotten since the last compaction. */
   private forgotten = 0;
+  /** No ref in [base, cleared) is held: forgetBefore() resumes here, so repeated cuts cost what they forget. */
+  private cleared = 0;
 
   constructor(initialCapacity = 1024) {
     let slots = MIN_SLOTS;
@@ -242,12 +244,13 @@ export class PageStore {
   forgetBefore(ref: number): number {
     const end = Math.min(Math.floor(ref), this.refLimit);
     let n = 0;
-    for (let r = this.base; r < end; r++) {
+    for (let r = Math.max(this.base, this.cleared); r < end; r++) {
       if (this.ownEntry[r - this.base] !== NO_ENTRY) {
         this.unlink(r);
         n++;
       }
     }
+    if (end > this.cleared) this.cleared = end;
     if (n > 0) this.maybeCompact();
     return n;
   }
@@ -269,7 +272,7 @@ export class PageStore {
    */
   compact(): void {
     this.forgotten = 0;
-    let low = this.base;
+    let low = Math.max(this.base, this.cleared);
     while (low < this.refLimit && this.ownEntry[low - this.base] === NO_ENTRY) low++;
     const from = low - this.base;
     const to = this.refLimit - this.base;
