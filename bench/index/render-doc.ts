@@ -1,10 +1,10 @@
 /**
- * Renders the measured figures of bench/results/index.json into docs/index.md
- * between the bench markers, so no number in the doc is typed by hand.
+ * Renders the measured figures of bench/results/index.json (and
+ * index-restore.json) into docs/index.md between the bench markers, so no number in the doc is typed by hand.
  *   node dist/bench/index/render-doc.js [--check]
  * --check exits 1 when the doc is out of date with the results.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = process.cwd();
@@ -82,14 +82,39 @@ lines.push('', '**Largest N in 8 GB**, estimated from the measured bytes per fin
 lines.push('| plan | compressed | by array bytes | by RSS delta |', '|---|---|---|---|');
 for (const e of r.largestNIn8GB) lines.push(`| ${e['plan']} | ${e['compressed']} | ${human(Math.round((e['byByteLength'] as number) / 1e6) * 1e6)} | ${human(Math.round((e['byRss'] as number) / 1e6) * 1e6)} |`);
 
+/** Replaces the text between two markers; throws when they are missing. */
+function between(doc: string, start: string, end: string, body: string[]): string {
+  const a = doc.indexOf(start);
+  const b = doc.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`docs/index.md lacks the ${start} ... ${end} markers`);
+  return `${doc.slice(0, a + start.length)}\n${body.join('\n')}\n${doc.slice(b)}`;
+}
+
+function restoreLines(): string[] {
+  const path = join(root, 'bench/results/index-restore.json');
+  if (!existsSync(path)) return ['(not measured yet)'];
+  const x = JSON.parse(readFileSync(path, 'utf8')) as { date: string; commit: string; node: string; machine: { cpu: string; cores: number; memoryGB: number }; method: string; rows: Row[] };
+  const mb = (b: unknown): string => fmt((b as number) / 1e6);
+  const out = [
+    `Measured ${x.date.slice(0, 10)} on ${x.machine.cpu} (${x.machine.cores} cores, ${x.machine.memoryGB} GB), Node ${x.node}; commit ${x.commit}. ${x.method}`,
+    '',
+    '| N | plan | bulkInsert /s | insert() /s | restoreBatch /s (index + page store) | snapshot MB | write MB/s | read MB/s | read pages/s | index + store bytes/page | peak RSS MB | load avg |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of x.rows) {
+    out.push(
+      `| ${human(r['n'] as number)} | ${r['plan'] === '4x16' ? '4 x 16' : '13,13,13,13,12'} (${r['tables']} tables) | ${fmt(r['bulkInsertPerSecond'])} (${fmt(r['bulkInsertBestPerSecond'])}) | ${r['insertPerSecond'] === undefined ? '-' : fmt(r['insertPerSecond'])} | ${fmt(r['restoreBatchPerSecond'])} (${fmt(r['restoreBatchBestPerSecond'])}) | ${mb(r['snapshotBytes'])} | ${fmt(r['snapshotWriteMBps'])} | ${fmt(r['snapshotReadMBps'])} | ${fmt(r['snapshotReadPagesPerSecond'])} | ${fmt(r['bytesPerPage'], 1)} | ${mb(r['peakRssBytes'])} | ${fmt(r['loadAverageAtStart'], 1)}-${fmt(r['loadAverageAtEnd'], 1)} |`,
+    );
+  }
+  return out;
+}
+
 const doc = readFileSync(docPath, 'utf8');
-const a = doc.indexOf(START);
-const b = doc.indexOf(END);
-if (a < 0 || b < a) throw new Error(`docs/index.md lacks the ${START} ... ${END} markers`);
-const next = `${doc.slice(0, a + START.length)}\n${lines.join('\n')}\n${doc.slice(b)}`;
+let next = between(doc, START, END, lines);
+next = between(next, '<!-- bench:index-restore:start -->', '<!-- bench:index-restore:end -->', restoreLines());
 if (process.argv.includes('--check')) {
   if (next !== doc) {
-    process.stderr.write('docs/index.md is out of date with bench/results/index.json: run node dist/bench/index/render-doc.js\n');
+    process.stderr.write('docs/index.md is out of date with bench/results/index.json or index-restore.json: run node dist/bench/index/render-doc.js\n');
     process.exit(1);
   }
 } else {

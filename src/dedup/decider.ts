@@ -16,10 +16,15 @@
  * see PAGE_EMPTY), so empty pages can never duplicate each other.
  *
  * A page id decided before gets its recorded verdict again and changes
- * nothing: redelivery after a crash, or replay, is idempotent.
+ * nothing: redelivery after a crash, or replay, is idempotent, for as long as
+ * the page's fingerprint is held. Eviction (maxFingerprints, maxAgeSeconds)
+ * drops the fingerprint and the page's record together, so memory is bounded
+ * by the same limits; a page id redelivered after its eviction is decided
+ * again as a new page.
  */
 import { FingerprintIndex, createQueryResult, type QueryResult } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
+import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
 
 export interface DecisionInput {
   readonly id: string;
@@ -48,6 +53,14 @@ export interface Verdict {
   readonly sequence: number;
 }
 
+/** One verdict read back from the changelog, for Decider.restoreBatch. */
+export interface RestoredDecision {
+  readonly page: DecisionInput;
+  readonly duplicateOf: string | null;
+  readonly distance: number;
+  readonly sequence: number;
+}
+
 export interface DeciderOptions {
   readonly index: FingerprintIndex;
   readonly store?: PageStore;
@@ -67,8 +80,9 @@ export class Decider {
   private readonly maxAgeSeconds: number;
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly fp = new Uint32Array(2);
-  /** Refs below this have been considered for age eviction. */
-  private ageCursor = 0;
+  /** No ref below this is held. */
+  private lowHeld = 0;
+  private readonly ages = new FetchTimeMinima();
 
   constructor(options: DeciderOptions) {
     this.index = options.index;
@@ -79,6 +93,10 @@ export class Decider {
     if (!Number.isInteger(this.k) || this.k < 0 || this.k > this.index.plan.k) {
       throw new RangeError(`k=${this.k} is outside 0..${this.index.plan.k} of the table plan`);
     }
+    // A restored state: rebuild the fetch-time minima from what is held.
+    this.lowHeld = this.store.lowRef;
+    const next = this.index.nextReference;
+    for (let ref = this.lowHeld; ref < next; ref++) if (this.store.holds(ref)) this.ages.note(ref, this.store.fetchedAtOf(ref));
   }
 
   decide(page: DecisionInput): Verdict {
@@ -105,6 +123,7 @@ export class Decider {
     const seconds = Math.floor(page.fetchedAt / 1000);
     const sequence = store.nextSequence;
     store.record(ref, page.id, best, best < 0 ? 0 : bestDistance, page.short ? FLAG_SHORT : 0, seconds, sequence);
+    this.ages.note(ref, seconds);
     let dupHi: number | null = null;
     let dupLo: number | null = null;
     if (best >= 0 && this.index.fingerprintOf(best, this.fp)) {
@@ -140,39 +159,111 @@ export class Decider {
   restore(page: DecisionInput, duplicateOf: string | null, distance: number, sequence: number): void {
     if (this.store.lookup(page.id) >= 0) return;
     const ref = this.index.insert(page.hi, page.lo);
-    this.store.recordById(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, Math.floor(page.fetchedAt / 1000), sequence);
+    const seconds = Math.floor(page.fetchedAt / 1000);
+    this.store.recordById(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, seconds, sequence);
+    this.ages.note(ref, seconds);
   }
 
   /**
-   * Applies the capacity and age limits. Called once per batch, not per page:
-   * eviction is FIFO by ref, so it is a cursor walk, not a scan.
+   * restore() for many verdicts at once, in order, with the same result
+   * (same refs, same records): ids already held, or repeated within the
+   * batch, are skipped; the new fingerprints enter the index in one bulk
+   * insert (sorted runs built directly), so a replay restores at bulk speed.
+   */
+  restoreBatch(decisions: readonly RestoredDecision[]): number {
+    const n = decisions.length;
+    const his = new Uint32Array(n);
+    const los = new Uint32Array(n);
+    const first = this.index.nextReference;
+    let added = 0;
+    for (let i = 0; i < n; i++) {
+      const { page, duplicateOf, distance, sequence } = decisions[i]!;
+      const ref = first + added;
+      const seconds = Math.floor(page.fetchedAt / 1000);
+      if (!this.store.recordByIdIfNew(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, seconds, sequence)) continue;
+      this.ages.note(ref, seconds);
+      his[added] = page.hi;
+      los[added] = page.lo;
+      added++;
+    }
+    this.index.bulkInsert(his, los, added);
+    return added;
+  }
+
+  /**
+   * Applies the capacity and age limits, to the index and the page store
+   * alike. Called once per batch, not per page. Capacity is FIFO by ref (a
+   * cut). Age holds for fetch times in any order: every page fetched before
+   * now - maxAgeSeconds goes, found through per-block minima of fetch times;
+   * the evicted prefix of refs is cut at once, pages past it one by one.
    */
   evict(nowMs: number): number {
     let evicted = 0;
-    const next = this.nextRef();
+    const next = this.index.nextReference;
     if (this.maxFingerprints > 0 && this.index.size > this.maxFingerprints) {
-      evicted += this.index.removeBefore(next - this.maxFingerprints);
+      evicted += this.cut(next - this.maxFingerprints);
     }
     if (this.maxAgeSeconds > 0) {
       const cutoff = Math.floor(nowMs / 1000) - this.maxAgeSeconds;
-      let cursor = this.ageCursor;
-      while (cursor < next && this.store.fetchedAtOf(cursor) < cutoff) cursor++;
-      if (cursor > this.ageCursor) {
-        evicted += this.index.removeBefore(cursor);
-        this.ageCursor = cursor;
+      if (cutoff <= 0) return evicted;
+      const store = this.store;
+      // Refs below `prefix` are all evictable or gone: cut them at once.
+      let prefix = this.lowHeld;
+      let open = true;
+      const scattered: number[] = [];
+      this.ages.scan(
+        cutoff,
+        this.lowHeld,
+        next,
+        (ref) => {
+          if (!store.holds(ref)) {
+            if (open) prefix = ref + 1;
+            return NO_TIME;
+          }
+          const seconds = store.fetchedAtOf(ref);
+          if (seconds >= cutoff) {
+            open = false;
+            return seconds;
+          }
+          if (open) prefix = ref + 1;
+          else scattered.push(ref);
+          return NO_TIME;
+        },
+        () => {
+          open = false;
+        },
+      );
+      evicted += this.cut(prefix);
+      for (const ref of scattered) {
+        if (this.index.remove(ref)) evicted++;
+        store.forget(ref);
       }
     }
     return evicted;
   }
 
-  /** Bytes held by the index and the page store. */
-  get byteLength(): number {
-    return this.index.byteLength + this.store.byteLength;
+  /** Evicts every ref below `ref` from the index and the page store. */
+  private cut(ref: number): number {
+    if (ref <= this.lowHeld) return 0;
+    const removed = this.index.removeBefore(ref);
+    this.store.forgetBefore(ref);
+    this.lowHeld = ref;
+    return removed;
   }
 
-  /** Refs are dense from 0, one per recorded page. */
-  private nextRef(): number {
-    return this.store.size;
+  /** Bytes held by the index, the page store and the eviction bookkeeping. */
+  get byteLength(): number {
+    return this.index.byteLength + this.store.byteLength + this.ages.byteLength;
+  }
+
+  /** Page ids the decider remembers (for idempotent redelivery); the same pages as the index holds. */
+  get pageIds(): number {
+    return this.store.idCount;
+  }
+
+  /** Bytes of the page store alone. */
+  get pageStoreBytes(): number {
+    return this.store.byteLength;
   }
 
   private recorded(ref: number, page: DecisionInput): Verdict {

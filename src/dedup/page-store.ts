@@ -1,9 +1,9 @@
 /**
- * What the decider remembers about every page it has decided, in typed arrays
- * indexed by the index's dense refs (no object per page):
+ * What the decider remembers about the pages whose fingerprints it holds, in
+ * typed arrays indexed by the index's dense refs (no object per page):
  *
  *   id → ref     open-addressing hash table keyed by a 64-bit hash of the id
- *   ref → id     UTF-8 bytes of every id in one growing buffer plus offsets
+ *   ref → id     UTF-8 bytes of the ids in one arena plus entry offsets
  *   ref → verdict  the duplicated page (as a string entry), distance, flags,
  *                  fetch time (seconds) for age eviction, and the decision
  *                  sequence number ("earlier" in the verdict rule: refs follow
@@ -14,16 +14,24 @@
  * the verdict it got the first time, never "duplicate of itself"; and the
  * verdict of a duplicate names the earlier page by id.
  *
+ * Bounded: when the decider evicts a fingerprint from the index it forgets
+ * the page here too (forget / forgetBefore), so the store holds what the index
+ * holds. The limit that follows: a page id redelivered after its fingerprint
+ * was evicted is decided again, as a new page. Forgotten ids leave the hash
+ * table at once; their arena bytes and per-ref slots are reclaimed by a
+ * compaction once the forgotten outnumber the held (amortised O(1) each). An
+ * id still named as the duplicated page of a held page keeps its bytes.
+ * Per-ref slots (22 bytes) below the oldest held ref are reclaimed; those
+ * above it stay until it goes, as in the index.
+ *
  * Ids are matched by their 64-bit hash alone. With N ids the chance that two
  * distinct ids collide anywhere is about N²/2^65 (3·10^-6 at 10M ids); a
  * collision would make the second id reuse the first one's verdict.
- *
- * Evicting a fingerprint from the index keeps its entry here, so a late
- * redelivery of an evicted page still gets its old verdict; the cost is about
- * 26 bytes plus the id's length per page ever decided (see docs/index.md).
  */
 import { DedupError } from '../errors.js';
-import { hashString64, type Hash64 } from './string-hash.js';
+import { IdTable, MIN_SLOTS } from './id-table.js';
+import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
+import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from '../index/index.js';
 
 export const NO_ENTRY = 0xffffffff;
 
@@ -38,8 +46,6 @@ export function pageStoreBytesPerPage(averageIdBytes = 24): number {
 }
 export const FLAG_SHORT = 1;
 
-const MAGIC = 0x50475354; // 'PGST'
-const VERSION = 2;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -52,12 +58,20 @@ function grow<T extends Uint8Array | Uint32Array | Float64Array>(array: T, neede
   return next;
 }
 
+/** A copy of a[from, to) in an array of at least `capacity` (and twice the kept length at most). */
+function keep<T extends Uint8Array | Uint32Array | Float64Array>(a: T, from: number, to: number): T {
+  const n = Math.max(0, to - from);
+  const out = new (a.constructor as new (n: number) => T)(Math.max(16, n + (n >>> 1)));
+  out.set(a.subarray(from, to));
+  return out;
+}
+
+function alreadyRecorded(id: string): DedupError {
+  return new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
+}
+
 export class PageStore {
-  private tableHi: Uint32Array;
-  private tableLo: Uint32Array;
-  /** ref + 1; 0 marks an empty slot. */
-  private tableRef: Uint32Array;
-  private tableUsed = 0;
+  private ids: IdTable;
 
   private bytes: Uint8Array;
   private bytesUsed = 0;
@@ -65,6 +79,8 @@ export class PageStore {
   private entryStart: Uint32Array;
   private entries = 0;
 
+  /** Per-ref fields, at index ref - base. ownEntry NO_ENTRY = not held. */
+  private base = 0;
   private ownEntry: Uint32Array;
   private dupEntry: Uint32Array;
   private distances: Uint8Array;
@@ -74,18 +90,18 @@ export class PageStore {
   private nextSeq = 0;
   /** One past the highest ref recorded. */
   private refLimit = 0;
-
-  private readonly scratch: Hash64 = { hi: 0, lo: 0 };
+  /** Refs forgotten since the last compaction. */
+  private forgotten = 0;
+  /** No ref in [base, cleared) is held: forgetBefore() resumes here, so repeated cuts cost what they forget. */
+  private cleared = 0;
 
   constructor(initialCapacity = 1024) {
-    let slots = 1024;
+    let slots = MIN_SLOTS;
     while (slots < initialCapacity * 2) slots *= 2;
-    this.tableHi = new Uint32Array(slots);
-    this.tableLo = new Uint32Array(slots);
-    this.tableRef = new Uint32Array(slots);
+    this.ids = new IdTable(slots);
     this.bytes = new Uint8Array(initialCapacity * 24);
     this.entryStart = new Uint32Array(initialCapacity + 1);
-    this.ownEntry = new Uint32Array(initialCapacity);
+    this.ownEntry = new Uint32Array(initialCapacity).fill(NO_ENTRY);
     this.dupEntry = new Uint32Array(initialCapacity);
     this.distances = new Uint8Array(initialCapacity);
     this.flags = new Uint8Array(initialCapacity);
@@ -99,34 +115,43 @@ export class PageStore {
   }
 
   sequenceOf(ref: number): number {
-    return this.sequences[ref]!;
+    return this.sequences[ref - this.base]!;
   }
 
-  /** Pages recorded. */
+  /** Page ids held (recorded and not forgotten). */
   get size(): number {
-    return this.tableUsed;
+    return this.ids.used;
   }
 
+  /** Page ids held, for metering (the same as size). */
+  get idCount(): number {
+    return this.ids.used;
+  }
+
+  /** No ref below this is held (refs below it have been forgotten or never recorded). */
+  get lowRef(): number {
+    return this.base;
+  }
+
+  /** Bytes allocated by the store. */
   get byteLength(): number {
     return (
-      this.tableHi.byteLength + this.tableLo.byteLength + this.tableRef.byteLength +
+      this.ids.byteLength +
       this.bytes.byteLength + this.entryStart.byteLength +
       this.ownEntry.byteLength + this.dupEntry.byteLength + this.distances.byteLength +
       this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength
     );
   }
 
-  /** The ref recorded for this page id, or -1. */
+  /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
   lookup(id: string): number {
-    const h = hashString64(id, this.scratch);
-    const mask = this.tableRef.length - 1;
-    let slot = (h.lo ^ Math.imul(h.hi, 0x9e3779b1)) & mask;
-    for (;;) {
-      const stored = this.tableRef[slot]!;
-      if (stored === 0) return -1;
-      if (this.tableHi[slot] === h.hi && this.tableLo[slot] === h.lo) return stored - 1;
-      slot = (slot + 1) & mask;
-    }
+    return this.ids.lookup(id);
+  }
+
+  /** True when ref was recorded and not forgotten. */
+  holds(ref: number): boolean {
+    const i = ref - this.base;
+    return Number.isInteger(ref) && i >= 0 && ref < this.refLimit && this.ownEntry[i] !== NO_ENTRY;
   }
 
   /**
@@ -135,63 +160,169 @@ export class PageStore {
    * entry so the verdict can be told again after that page is evicted.
    */
   record(ref: number, id: string, duplicateOfRef: number, distance: number, flags: number, fetchedAtSeconds: number, sequence = this.nextSeq): void {
-    const dup = duplicateOfRef < 0 ? NO_ENTRY : this.ownEntry[duplicateOfRef]!;
-    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
+    this.checkRef(ref);
+    const dup = duplicateOfRef < 0 ? NO_ENTRY : this.ownEntry[duplicateOfRef - this.base]!;
+    if (!this.ids.tryInsert(id, ref)) throw alreadyRecorded(id);
+    this.fill(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
   }
 
   /** As `record`, naming the duplicated page by id (changelog replay, where that page may be gone). */
   recordById(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
-    let dup = NO_ENTRY;
-    if (duplicateOfId !== null) {
-      const dupRef = this.lookup(duplicateOfId);
-      dup = dupRef >= 0 ? this.ownEntry[dupRef]! : this.addEntry(duplicateOfId);
-    }
-    this.recordWithEntry(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
+    if (!this.recordByIdIfNew(ref, id, duplicateOfId, distance, flags, fetchedAtSeconds, sequence)) throw alreadyRecorded(id);
   }
 
-  private recordWithEntry(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
-    if (this.lookup(id) >= 0) {
-      throw new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
+  /** recordById unless the id is held already (then nothing changes and it returns false). */
+  recordByIdIfNew(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): boolean {
+    this.checkRef(ref);
+    const dupRef = duplicateOfId === null ? -1 : this.ids.lookup(duplicateOfId);
+    if (!this.ids.tryInsert(id, ref)) return false;
+    const dup = duplicateOfId === null ? NO_ENTRY : dupRef >= 0 ? this.ownEntry[dupRef - this.base]! : this.addEntry(duplicateOfId);
+    this.fill(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
+    return true;
+  }
+
+  private checkRef(ref: number): void {
+    if (!Number.isInteger(ref) || ref < this.refLimit || ref >= NO_ENTRY) {
+      throw new DedupError('INDEX_LIMIT', `ref ${ref} is not above the refs recorded (${this.refLimit})`);
     }
-    if (ref >= this.ownEntry.length) {
-      const need = ref + 1;
+  }
+
+  /** Writes ref's fields (its id is in the id table already). */
+  private fill(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
+    const i = ref - this.base;
+    if (i >= this.ownEntry.length) {
+      const need = i + 1;
+      const old = this.ownEntry.length;
       this.ownEntry = grow(this.ownEntry, need);
+      this.ownEntry.fill(NO_ENTRY, old);
       this.dupEntry = grow(this.dupEntry, need);
       this.distances = grow(this.distances, need);
       this.flags = grow(this.flags, need);
       this.fetchedAt = grow(this.fetchedAt, need);
       this.sequences = grow(this.sequences, need);
     }
-    this.ownEntry[ref] = this.addEntry(id);
-    this.dupEntry[ref] = dupEntry;
-    this.distances[ref] = distance;
-    this.flags[ref] = flags;
-    this.fetchedAt[ref] = fetchedAtSeconds >>> 0;
-    this.sequences[ref] = sequence;
+    this.ownEntry[i] = this.addEntry(id);
+    this.dupEntry[i] = dupEntry;
+    this.distances[i] = distance;
+    this.flags[i] = flags;
+    this.fetchedAt[i] = fetchedAtSeconds >>> 0;
+    this.sequences[i] = sequence;
     if (sequence >= this.nextSeq) this.nextSeq = sequence + 1;
-    if (ref + 1 > this.refLimit) this.refLimit = ref + 1;
-    this.insertKey(id, ref);
+    this.refLimit = ref + 1;
   }
 
   idOf(ref: number): string {
-    return this.entryText(this.ownEntry[ref]!);
+    return this.entryText(this.ownEntry[ref - this.base]!);
   }
 
   duplicateOfId(ref: number): string | null {
-    const entry = this.dupEntry[ref]!;
+    const entry = this.dupEntry[ref - this.base]!;
     return entry === NO_ENTRY ? null : this.entryText(entry);
   }
 
   distanceOf(ref: number): number {
-    return this.distances[ref]!;
+    return this.distances[ref - this.base]!;
   }
 
   flagsOf(ref: number): number {
-    return this.flags[ref]!;
+    return this.flags[ref - this.base]!;
   }
 
   fetchedAtOf(ref: number): number {
-    return this.fetchedAt[ref]!;
+    return this.fetchedAt[ref - this.base]!;
+  }
+
+  /** Forgets one page (its fingerprint left the index). False when it was not held. */
+  forget(ref: number): boolean {
+    if (!this.holds(ref)) return false;
+    this.unlink(ref);
+    this.maybeCompact();
+    return true;
+  }
+
+  /** Forgets every held page with a ref below `ref`; returns how many. */
+  forgetBefore(ref: number): number {
+    const end = Math.min(Math.floor(ref), this.refLimit);
+    let n = 0;
+    for (let r = Math.max(this.base, this.cleared); r < end; r++) {
+      if (this.ownEntry[r - this.base] !== NO_ENTRY) {
+        this.unlink(r);
+        n++;
+      }
+    }
+    if (end > this.cleared) this.cleared = end;
+    if (n > 0) this.maybeCompact();
+    return n;
+  }
+
+  private unlink(ref: number): void {
+    const i = ref - this.base;
+    this.ids.remove(this.entryText(this.ownEntry[i]!), ref);
+    this.ownEntry[i] = NO_ENTRY;
+    this.forgotten++;
+  }
+
+  private maybeCompact(): void {
+    if (this.forgotten > Math.max(4096, this.ids.used)) this.compact();
+  }
+
+  /**
+   * Drops the per-ref slots below the oldest held ref, copies the arena
+   * keeping only entries a held page names, and shrinks the id table.
+   */
+  compact(): void {
+    this.forgotten = 0;
+    let low = Math.max(this.base, this.cleared);
+    while (low < this.refLimit && this.ownEntry[low - this.base] === NO_ENTRY) low++;
+    const from = low - this.base;
+    const to = this.refLimit - this.base;
+    this.ownEntry = keep(this.ownEntry, from, to);
+    this.ownEntry.fill(NO_ENTRY, to - from);
+    this.dupEntry = keep(this.dupEntry, from, to);
+    this.distances = keep(this.distances, from, to);
+    this.flags = keep(this.flags, from, to);
+    this.fetchedAt = keep(this.fetchedAt, from, to);
+    this.sequences = keep(this.sequences, from, to);
+    this.base = low;
+    const n = to - from;
+    // Arena: held entries in first-use order.
+    const remap = new Uint32Array(this.entries).fill(NO_ENTRY);
+    const oldStart = this.entryStart;
+    const oldBytes = this.bytes;
+    let entries = 0;
+    let bytesUsed = 0;
+    const move = (e: number): number => {
+      if (e === NO_ENTRY) return NO_ENTRY;
+      if (remap[e] === NO_ENTRY) {
+        remap[e] = entries++;
+        bytesUsed += oldStart[e + 1]! - oldStart[e]!;
+      }
+      return remap[e]!;
+    };
+    for (let i = 0; i < n; i++) {
+      if (this.ownEntry[i] === NO_ENTRY) continue;
+      this.ownEntry[i] = move(this.ownEntry[i]!);
+      this.dupEntry[i] = move(this.dupEntry[i]!);
+    }
+    const bytes = new Uint8Array(Math.max(64, bytesUsed + (bytesUsed >>> 1)));
+    const entryStart = new Uint32Array(Math.max(16, entries + (entries >>> 1) + 2));
+    let at = 0;
+    // Entries are renumbered in first-use order; lay out their bytes in that order.
+    const oldOf = new Uint32Array(entries);
+    for (let e = 0; e < this.entries; e++) if (remap[e] !== NO_ENTRY) oldOf[remap[e]!] = e;
+    for (let e = 0; e < entries; e++) {
+      const old = oldOf[e]!;
+      const len = oldStart[old + 1]! - oldStart[old]!;
+      entryStart[e] = at;
+      bytes.set(oldBytes.subarray(oldStart[old]!, oldStart[old]! + len), at);
+      at += len;
+    }
+    entryStart[entries] = at;
+    this.bytes = bytes;
+    this.entryStart = entryStart;
+    this.entries = entries;
+    this.bytesUsed = at;
+    this.ids.shrink();
   }
 
   private addEntry(text: string): number {
@@ -209,115 +340,64 @@ export class PageStore {
     return decoder.decode(this.bytes.subarray(this.entryStart[entry]!, this.entryStart[entry + 1]!));
   }
 
-  private insertKey(id: string, ref: number): void {
-    if ((this.tableUsed + 1) * 10 > this.tableRef.length * 7) this.rehash(this.tableRef.length * 2);
-    const h = hashString64(id, this.scratch);
-    this.place(h.hi, h.lo, ref + 1);
-    this.tableUsed++;
+  private arrays(): PageStoreArrays {
+    const n = this.refLimit - this.base;
+    return {
+      base: this.base,
+      refLimit: this.refLimit,
+      nextSeq: this.nextSeq,
+      tableUsed: this.ids.used,
+      table: this.ids.table,
+      entryStart: this.entryStart.subarray(0, this.entries + 1),
+      bytes: this.bytes.subarray(0, this.bytesUsed),
+      sequences: this.sequences.subarray(0, n),
+      ownEntry: this.ownEntry.subarray(0, n),
+      dupEntry: this.dupEntry.subarray(0, n),
+      fetchedAt: this.fetchedAt.subarray(0, n),
+      distances: this.distances.subarray(0, n),
+      flags: this.flags.subarray(0, n),
+    };
   }
 
-  private place(hi: number, lo: number, refPlusOne: number): void {
-    const mask = this.tableRef.length - 1;
-    let slot = (lo ^ Math.imul(hi, 0x9e3779b1)) & mask;
-    while (this.tableRef[slot] !== 0) slot = (slot + 1) & mask;
-    this.tableHi[slot] = hi;
-    this.tableLo[slot] = lo;
-    this.tableRef[slot] = refPlusOne;
+  /** Bytes snapshotChunks() yields in all. */
+  get snapshotByteLength(): number {
+    return pageStoreSnapshotBytes(this.arrays());
   }
 
-  private rehash(slots: number): void {
-    const { tableHi, tableLo, tableRef } = this;
-    this.tableHi = new Uint32Array(slots);
-    this.tableLo = new Uint32Array(slots);
-    this.tableRef = new Uint32Array(slots);
-    for (let i = 0; i < tableRef.length; i++) {
-      if (tableRef[i] !== 0) this.place(tableHi[i]!, tableLo[i]!, tableRef[i]!);
-    }
+  /** The snapshot (format in page-store-codec.ts) in chunks of at most `chunkBytes`. */
+  snapshotChunks(chunkBytes = STREAM_CHUNK_BYTES): Generator<Uint8Array> {
+    return encodePageStore(this.arrays(), chunkBytes);
   }
 
-  /** One buffer: magic, version, counts, then the arrays (trimmed to what is used). */
+  /** The whole snapshot in one buffer (see snapshotChunks() for large stores). */
   toBuffer(): Uint8Array {
-    const n = this.refLimit;
-    const parts: Uint8Array[] = [
-      u32bytes(new Uint32Array([MAGIC, VERSION, n, this.entries, this.bytesUsed, this.tableRef.length, this.tableUsed, 0])),
-      new Uint8Array(this.sequences.buffer, this.sequences.byteOffset, n * 8),
-      u32bytes(this.tableHi), u32bytes(this.tableLo), u32bytes(this.tableRef),
-      u32bytes(this.entryStart.subarray(0, this.entries + 1)),
-      u32bytes(this.ownEntry.subarray(0, n)), u32bytes(this.dupEntry.subarray(0, n)), u32bytes(this.fetchedAt.subarray(0, n)),
-      this.distances.subarray(0, n), this.flags.subarray(0, n), this.bytes.subarray(0, this.bytesUsed),
-    ];
-    const total = parts.reduce((sum, p) => sum + p.byteLength, 0);
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.byteLength;
-    }
-    return out;
+    return concatChunks(this.snapshotChunks());
   }
 
   static fromBuffer(buffer: Uint8Array): PageStore {
-    const reader = new Reader(buffer);
-    const [magic, version, n, entries, bytesUsed, slots, used] = reader.u32(8);
-    if (magic !== MAGIC) throw new DedupError('SNAPSHOT_INVALID', 'page store: bad magic number');
-    if (version !== VERSION) throw new DedupError('SNAPSHOT_INVALID', `page store: unknown version ${version}`);
-    if (slots === 0 || (slots & (slots - 1)) !== 0) throw new DedupError('SNAPSHOT_INVALID', 'page store: bad table size');
+    return PageStore.readFrom(bufferSource(buffer, 'page store'));
+  }
+
+  /** Reads a snapshot that fills `source` exactly; every structural invariant is checked. */
+  static readFrom(source: ByteSource): PageStore {
+    const a = decodePageStore(source);
     const store = new PageStore(1);
-    store.sequences = grow(new Float64Array(copyBytes(reader.bytes(n! * 8)).buffer), n!);
-    for (let i = 0; i < n!; i++) if (store.sequences[i]! >= store.nextSeq) store.nextSeq = store.sequences[i]! + 1;
-    store.tableHi = reader.u32(slots!);
-    store.tableLo = reader.u32(slots!);
-    store.tableRef = reader.u32(slots!);
-    store.tableUsed = used!;
-    store.entryStart = grow(reader.u32(entries! + 1), entries! + 2);
-    store.entries = entries!;
-    store.ownEntry = grow(reader.u32(n!), n!);
-    store.dupEntry = grow(reader.u32(n!), n!);
-    store.fetchedAt = grow(reader.u32(n!), n!);
-    store.distances = grow(copyBytes(reader.bytes(n!)), n!);
-    store.flags = grow(copyBytes(reader.bytes(n!)), n!);
-    store.bytes = grow(copyBytes(reader.bytes(bytesUsed!)), bytesUsed!);
-    store.bytesUsed = bytesUsed!;
-    store.refLimit = n!;
-    reader.end();
+    const n = a.refLimit - a.base;
+    store.base = a.base;
+    store.refLimit = a.refLimit;
+    store.nextSeq = a.nextSeq;
+    store.ids = IdTable.from(a.table, a.tableUsed);
+    store.entries = a.entryStart.length - 1;
+    store.entryStart = grow(a.entryStart, store.entries + 2);
+    store.bytes = grow(a.bytes, a.bytes.length + 1);
+    store.bytesUsed = a.bytes.length;
+    store.sequences = grow(a.sequences, n + 1);
+    store.ownEntry = grow(a.ownEntry, n + 1);
+    store.ownEntry.fill(NO_ENTRY, n);
+    store.dupEntry = grow(a.dupEntry, n + 1);
+    store.fetchedAt = grow(a.fetchedAt, n + 1);
+    store.distances = grow(a.distances, n + 1);
+    store.flags = grow(a.flags, n + 1);
     return store;
-  }
-}
-
-/**
- * A real copy. (Buffer#slice returns a view of the same memory, unlike
- * Uint8Array#slice, and the snapshot arrives as a Buffer.)
- */
-function copyBytes(bytes: Uint8Array): Uint8Array {
-  const out = new Uint8Array(bytes.byteLength);
-  out.set(bytes);
-  return out;
-}
-
-function u32bytes(a: Uint32Array): Uint8Array {
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-}
-
-/** Bounds-checked sequential reader over a snapshot buffer. */
-class Reader {
-  private at = 0;
-  constructor(private readonly buffer: Uint8Array) {}
-
-  u32(count: number): Uint32Array {
-    // Copy to an aligned buffer: the snapshot may start at any offset.
-    return new Uint32Array(copyBytes(this.bytes(count * 4)).buffer);
-  }
-
-  bytes(count: number): Uint8Array {
-    if (!Number.isInteger(count) || count < 0 || this.at + count > this.buffer.byteLength) {
-      throw new DedupError('SNAPSHOT_INVALID', 'page store: truncated snapshot');
-    }
-    const out = this.buffer.subarray(this.at, this.at + count);
-    this.at += count;
-    return out;
-  }
-
-  end(): void {
-    if (this.at !== this.buffer.byteLength) throw new DedupError('SNAPSHOT_INVALID', 'page store: trailing bytes in snapshot');
   }
 }

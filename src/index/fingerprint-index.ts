@@ -31,7 +31,8 @@ import {
   RUN_SMALL,
   SortedRun,
 } from './sorted-run.js';
-import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
+import { decodeSnapshotFrom, encodeSnapshotChunks, snapshotByteLength } from './snapshot.js';
+import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from './byte-stream.js';
 
 export interface IndexOptions {
   plan: TablePlan;
@@ -120,6 +121,65 @@ export class FingerprintIndex {
     this.live++;
     if (this.nextRef - this.bufStart >= tuning.bufferLimit) this.flush();
     return ref;
+  }
+
+  /**
+   * Appends n fingerprints at once (a restore, a changelog replay): refs
+   * nextReference .. nextReference + n - 1, exactly as n insert() calls would
+   * hand them out, and the same answers afterwards. A batch of at least the
+   * buffer size becomes one sorted run per table directly (one radix sort per
+   * table, no buffer flushes, no merge cascade along the way); smaller batches
+   * go through the buffer like single inserts. Returns the first ref.
+   */
+  bulkInsert(his: Uint32Array, los: Uint32Array, n = his.length): number {
+    if (!Number.isInteger(n) || n < 0 || n > his.length || n > los.length) {
+      throw new RangeError(`bulkInsert: n=${n} is outside the arrays (${his.length}, ${los.length})`);
+    }
+    const from = this.nextRef;
+    if (from + n > MAX_REFS) throw new DedupError('INDEX_LIMIT', 'index has handed out 2^32 - 1 refs');
+    if (n < tuning.bufferLimit) {
+      for (let i = 0; i < n; i++) this.insert(his[i]!, los[i]!);
+      return from;
+    }
+    this.flush();
+    const to = from + n;
+    for (let c = from >>> CHUNK_BITS; c <= (to - 1) >>> CHUNK_BITS; c++) {
+      if (c === this.fpChunks.length) {
+        this.fpChunks.push(new Uint32Array(CHUNK * 2));
+        this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
+      }
+    }
+    for (let i = 0; i < n; ) {
+      const ref = from + i;
+      const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
+      const o = ref & CHUNK_MASK;
+      const m = Math.min(n - i, CHUNK - o);
+      for (let j = 0; j < m; j++) {
+        chunk[(o + j) << 1] = his[i + j]!;
+        chunk[((o + j) << 1) + 1] = los[i + j]!;
+      }
+      i += m;
+    }
+    this.nextRef = to;
+    this.live += n;
+    this.bufStart = to;
+    const keys = new Uint32Array(n);
+    const refs = new Uint32Array(n);
+    const tables = this.compiled.tables;
+    for (let t = 0; t < tables.length; t++) {
+      const seg = tables[t]!.segments;
+      for (let i = 0; i < n; i++) {
+        keys[i] = key32(seg, his[i]!, los[i]!);
+        refs[i] = from + i;
+      }
+      sortPairs(keys, refs, n);
+      this.runs[t]!.push(buildRun(keys, refs, n, this.compressed));
+    }
+    this.runStart.push(from);
+    this.runEnd.push(to);
+    this.runDead.push(0);
+    this.cascade();
+    return from;
   }
 
   private isDead(ref: number): boolean {
@@ -389,24 +449,52 @@ export class FingerprintIndex {
     this.runDead.splice(r, 1);
   }
 
+  /** The whole snapshot in one buffer (see snapshotChunks() for large indexes). */
   toBuffer(): Uint8Array {
-    return encodeSnapshot(this.plan, this.compressed, this.minLive, this.nextRef, (ref, out) => {
+    return concatChunks(this.snapshotChunks());
+  }
+
+  /** Bytes snapshotChunks() yields in all. */
+  get snapshotByteLength(): number {
+    return snapshotByteLength(this.plan, this.minLive, this.nextRef);
+  }
+
+  /** The snapshot (format in snapshot.ts) in chunks of at most about `chunkBytes`. */
+  snapshotChunks(chunkBytes = STREAM_CHUNK_BYTES): Generator<Uint8Array> {
+    return encodeSnapshotChunks(this.plan, this.compressed, this.minLive, this.nextRef, (ref, out) => {
       const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
       const o = (ref & CHUNK_MASK) << 1;
       out[0] = chunk[o]!;
       out[1] = chunk[o + 1]!;
       return !this.isDead(ref);
-    });
+    }, chunkBytes);
   }
 
   static fromBuffer(bytes: Uint8Array): FingerprintIndex {
-    const snap = decodeSnapshot(bytes);
-    const index = new FingerprintIndex(snap.plan, snap.compressed);
-    index.restore(snap.minLive, snap.nextRef, snap.fps, snap.dead);
-    return index;
+    if (!(bytes instanceof Uint8Array)) throw new DedupError('SNAPSHOT_INVALID', 'snapshot must be a Uint8Array');
+    return FingerprintIndex.readFrom(bufferSource(bytes));
   }
 
-  private restore(minLive: number, nextRef: number, fps: Uint32Array, dead: Uint32Array): void {
+  /** Reads a snapshot that fills `source` exactly, straight into the index's storage. */
+  static readFrom(source: ByteSource): FingerprintIndex {
+    let index: FingerprintIndex | null = null;
+    const dead = decodeSnapshotFrom(source, {
+      begin: (plan, compressed, minLive, nextRef) => {
+        index = new FingerprintIndex(plan, compressed);
+        index.allocate(minLive, nextRef);
+      },
+      fingerprints: (ref, count) => {
+        const o = (ref & CHUNK_MASK) << 1;
+        return index!.fpChunks[ref >>> CHUNK_BITS]!.subarray(o, o + count * 2);
+      },
+    });
+    const restored = index as FingerprintIndex | null;
+    if (restored === null) throw new DedupError('SNAPSHOT_INVALID', 'snapshot is empty');
+    restored.applyRemoved(dead);
+    return restored;
+  }
+
+  private allocate(minLive: number, nextRef: number): void {
     const firstChunk = minLive >>> CHUNK_BITS;
     const lastChunk = nextRef === 0 ? -1 : (nextRef - 1) >>> CHUNK_BITS;
     for (let c = 0; c <= lastChunk; c++) {
@@ -418,22 +506,22 @@ export class FingerprintIndex {
         this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
       }
     }
+    this.minLive = minLive;
+    this.bufStart = minLive;
+    this.nextRef = nextRef;
+  }
+
+  /** After allocate() and the fingerprints: marks removed refs, counts the live ones and sorts the tables. */
+  private applyRemoved(dead: Uint32Array): void {
     let live = 0;
-    for (let ref = minLive; ref < nextRef; ref++) {
-      const i = ref - minLive;
-      const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
-      const o = (ref & CHUNK_MASK) << 1;
-      chunk[o] = fps[i * 2]!;
-      chunk[o + 1] = fps[i * 2 + 1]!;
+    for (let ref = this.minLive; ref < this.nextRef; ref++) {
+      const i = ref - this.minLive;
       if ((dead[i >>> 5]! & (1 << (i & 31))) !== 0) {
         this.deadChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) >>> 5]! |= 1 << (ref & 31);
       } else {
         live++;
       }
     }
-    this.minLive = minLive;
-    this.bufStart = minLive;
-    this.nextRef = nextRef;
     this.live = live;
     this.flushAll();
   }

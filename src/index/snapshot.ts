@@ -8,11 +8,16 @@
  *   removed bits: ceil(count / 32) words, bit i set = ref minLive + i removed,
  *   checksum of every word before it.
  *
+ * The format streams: encodeSnapshotChunks() yields it in bounded chunks and
+ * decodeSnapshotFrom() pulls it from a ByteSource straight into the index's
+ * fingerprint chunks, with the checksum computed on the way.
+ *
  * Tables are not stored: they are rebuilt (radix sort) on load, so a snapshot
  * cannot carry tables inconsistent with its fingerprints.
  */
 import { DedupError } from '../errors.js';
 import { validatePlan, type TablePlan } from './plan.js';
+import { bytesOf, concatChunks, readSliced, slicesOf, STREAM_CHUNK_BYTES, type ByteSource } from './byte-stream.js';
 
 export const SNAPSHOT_MAGIC = 0x58494853;
 export const SNAPSHOT_VERSION = 1;
@@ -23,21 +28,83 @@ function corrupt(message: string, cause?: unknown): DedupError {
 }
 
 export function checksum(words: Uint32Array, n: number): number {
-  let a = 0x811c9dc5;
-  let b = 0x27d4eb2f;
-  for (let i = 0; i < n; i++) {
-    const w = words[i]!;
-    a = Math.imul(a ^ w, 0x9e3779b1);
-    b = Math.imul(b + w, 0x85ebca77) ^ (b >>> 13);
+  const c = new Checksum();
+  c.update(words, 0, n);
+  return c.digest();
+}
+
+/** The snapshot checksum, fed word by word as the snapshot streams. */
+export class Checksum {
+  private a = 0x811c9dc5;
+  private b = 0x27d4eb2f;
+  update(words: Uint32Array, from: number, to: number): void {
+    let a = this.a;
+    let b = this.b;
+    for (let i = from; i < to; i++) {
+      const w = words[i]!;
+      a = Math.imul(a ^ w, 0x9e3779b1);
+      b = Math.imul(b + w, 0x85ebca77) ^ (b >>> 13);
+    }
+    this.a = a;
+    this.b = b;
   }
-  a ^= a >>> 16;
-  return (Math.imul(a, 0x7feb352d) ^ b) >>> 0;
+  digest(): number {
+    let a = this.a;
+    a ^= a >>> 16;
+    return (Math.imul(a, 0x7feb352d) ^ this.b) >>> 0;
+  }
 }
 
 function planWords(plan: TablePlan): number[] {
   const w = [plan.k, plan.blockWidths.length, ...plan.blockWidths, plan.tables.length];
   for (const t of plan.tables) w.push(t.prefixBits, t.blocks.length, ...t.blocks);
   return w;
+}
+
+/** Bytes of the snapshot of an index with this plan and ref range. */
+export function snapshotByteLength(plan: TablePlan, minLive: number, nextRef: number): number {
+  const count = nextRef - minLive;
+  return (3 + planWords(plan).length + 3 + count * 2 + ((count + 31) >>> 5) + 1) * 4;
+}
+
+/**
+ * Streams the snapshot in chunks of about `chunkBytes`. `read(ref, out)`
+ * writes the fingerprint of ref into out and returns false when ref was
+ * removed. Holds one slice of fingerprints and the removed bits (count / 8
+ * bytes), never the whole snapshot.
+ */
+export function* encodeSnapshotChunks(
+  plan: TablePlan,
+  compressed: boolean,
+  minLive: number,
+  nextRef: number,
+  read: (ref: number, out: Uint32Array) => boolean,
+  chunkBytes = STREAM_CHUNK_BYTES,
+): Generator<Uint8Array> {
+  if (!LITTLE_ENDIAN) throw new DedupError('SNAPSHOT_INVALID', 'snapshots need a little-endian platform');
+  const sum = new Checksum();
+  const count = nextRef - minLive;
+  const head = new Uint32Array([SNAPSHOT_MAGIC, SNAPSHOT_VERSION, compressed ? 1 : 0, ...planWords(plan), minLive, nextRef, count]);
+  sum.update(head, 0, head.length);
+  yield bytesOf(head);
+  const dead = new Uint32Array((count + 31) >>> 5);
+  const sliceRefs = Math.max(1, Math.floor(chunkBytes / 8));
+  const slice = new Uint32Array(Math.min(count, sliceRefs) * 2);
+  const fp = new Uint32Array(2);
+  for (let from = 0; from < count; from += sliceRefs) {
+    const n = Math.min(sliceRefs, count - from);
+    for (let j = 0; j < n; j++) {
+      const i = from + j;
+      if (!read(minLive + i, fp)) dead[i >>> 5]! |= 1 << (i & 31);
+      slice[j * 2] = fp[0]!;
+      slice[j * 2 + 1] = fp[1]!;
+    }
+    sum.update(slice, 0, n * 2);
+    yield bytesOf(slice.subarray(0, n * 2));
+  }
+  sum.update(dead, 0, dead.length);
+  yield* slicesOf(dead, chunkBytes);
+  yield bytesOf(new Uint32Array([sum.digest()]));
 }
 
 export function encodeSnapshot(
@@ -47,57 +114,40 @@ export function encodeSnapshot(
   nextRef: number,
   read: (ref: number, out: Uint32Array) => boolean,
 ): Uint8Array {
-  if (!LITTLE_ENDIAN) throw new DedupError('SNAPSHOT_INVALID', 'snapshots need a little-endian platform');
-  const head = [SNAPSHOT_MAGIC, SNAPSHOT_VERSION, compressed ? 1 : 0, ...planWords(plan)];
-  const count = nextRef - minLive;
-  const deadWords = (count + 31) >>> 5;
-  const total = head.length + 3 + count * 2 + deadWords + 1;
-  const words = new Uint32Array(total);
-  words.set(head);
-  let p = head.length;
-  words[p++] = minLive;
-  words[p++] = nextRef;
-  words[p++] = count;
-  const fpAt = p;
-  const deadAt = fpAt + count * 2;
-  const fp = new Uint32Array(2);
-  for (let i = 0; i < count; i++) {
-    const liveRef = read(minLive + i, fp);
-    words[fpAt + i * 2] = fp[0]!;
-    words[fpAt + i * 2 + 1] = fp[1]!;
-    if (!liveRef) words[deadAt + (i >>> 5)]! |= 1 << (i & 31);
-  }
-  words[total - 1] = checksum(words, total - 1);
-  return new Uint8Array(words.buffer);
+  return concatChunks(encodeSnapshotChunks(plan, compressed, minLive, nextRef, read));
 }
 
-export interface DecodedSnapshot {
-  plan: TablePlan;
-  compressed: boolean;
-  minLive: number;
-  nextRef: number;
-  fps: Uint32Array;
-  dead: Uint32Array;
+/** Where a decoder puts the fingerprints it reads: views of the index's own storage. */
+export interface SnapshotTarget {
+  begin(plan: TablePlan, compressed: boolean, minLive: number, nextRef: number): void;
+  /** hi, lo interleaved for refs [ref, ref + count); count never crosses a 2^16-ref chunk. */
+  fingerprints(ref: number, count: number): Uint32Array;
 }
 
-export function decodeSnapshot(bytes: Uint8Array): DecodedSnapshot {
-  if (!(bytes instanceof Uint8Array)) throw corrupt('snapshot must be a Uint8Array');
+const REF_CHUNK = 1 << 16;
+
+/**
+ * Reads one index snapshot from `source`, which must hold exactly it. Every
+ * size is checked against the bytes left before anything is allocated.
+ * Returns the removed-ref bits (bit i = ref minLive + i).
+ */
+export function decodeSnapshotFrom(source: ByteSource, target: SnapshotTarget): Uint32Array {
   if (!LITTLE_ENDIAN) throw corrupt('snapshots need a little-endian platform');
-  if (bytes.byteLength < 16 || bytes.byteLength % 4 !== 0) throw corrupt(`snapshot length ${bytes.byteLength} is not a whole number of words`);
-  const words =
-    bytes.byteOffset % 4 === 0
-      ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)
-      : new Uint32Array(Uint8Array.prototype.slice.call(bytes).buffer); // Buffer#slice is a view, not a copy
-  if (words[0] !== SNAPSHOT_MAGIC) throw corrupt('not a fingerprint index snapshot (bad magic)');
-  if (words[1] !== SNAPSHOT_VERSION) throw corrupt(`unknown snapshot version ${words[1]}`);
-  const flags = words[2]!;
-  if ((flags & ~1) !== 0) throw corrupt(`unknown snapshot flags ${flags}`);
-  const n = words.length;
-  let p = 3;
+  const sum = new Checksum();
+  const word = new Uint32Array(1);
+  const wordBytes = bytesOf(word);
   const next = (): number => {
-    if (p >= n - 1) throw corrupt('snapshot is truncated');
-    return words[p++]!;
+    if (source.remaining < 8) throw corrupt('snapshot is truncated');
+    source.readInto(wordBytes);
+    sum.update(word, 0, 1);
+    return word[0]!;
   };
+  if (source.remaining < 16 || source.remaining % 4 !== 0) throw corrupt(`snapshot length ${source.remaining} is not a whole number of words`);
+  if (next() !== SNAPSHOT_MAGIC) throw corrupt('not a fingerprint index snapshot (bad magic)');
+  const version = next();
+  if (version !== SNAPSHOT_VERSION) throw corrupt(`unknown snapshot version ${version}`);
+  const flags = next();
+  if ((flags & ~1) !== 0) throw corrupt(`unknown snapshot flags ${flags}`);
   const k = next();
   const b = next();
   if (b > 64) throw corrupt(`snapshot plan has ${b} blocks`);
@@ -125,10 +175,21 @@ export function decodeSnapshot(bytes: Uint8Array): DecodedSnapshot {
   const count = next();
   if (minLive > nextRef || count !== nextRef - minLive) throw corrupt('snapshot ref range is inconsistent');
   const deadWords = (count + 31) >>> 5;
-  if (n !== p + count * 2 + deadWords + 1) throw corrupt(`snapshot is ${n < p + count * 2 + deadWords + 1 ? 'truncated' : 'too long'}`);
-  if (checksum(words, n - 1) !== words[n - 1]) throw corrupt('snapshot checksum mismatch');
-  const fps = words.subarray(p, p + count * 2);
-  const dead = words.subarray(p + count * 2, p + count * 2 + deadWords);
+  const expected = (count * 2 + deadWords + 1) * 4;
+  if (source.remaining !== expected) throw corrupt(`snapshot is ${source.remaining < expected ? 'truncated' : 'too long'}`);
+  target.begin(plan, (flags & 1) === 1, minLive, nextRef);
+  for (let ref = minLive; ref < nextRef; ) {
+    const n = Math.min(nextRef - ref, REF_CHUNK - (ref % REF_CHUNK));
+    const view = target.fingerprints(ref, n);
+    readSliced(source, bytesOf(view));
+    sum.update(view, 0, view.length);
+    ref += n;
+  }
+  const dead = new Uint32Array(deadWords);
+  readSliced(source, bytesOf(dead));
+  sum.update(dead, 0, deadWords);
+  source.readInto(wordBytes);
+  if (sum.digest() !== word[0]) throw corrupt('snapshot checksum mismatch');
   if (count % 32 !== 0 && deadWords > 0 && dead[deadWords - 1]! >>> (count % 32) !== 0) throw corrupt('snapshot has stray removed bits');
-  return { plan, compressed: (flags & 1) === 1, minLive, nextRef, fps, dead };
+  return dead;
 }

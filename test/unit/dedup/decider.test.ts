@@ -124,20 +124,25 @@ test('restore re-applies recorded verdicts, and ties follow the decision sequenc
   assert.deepEqual([again.duplicateOf, again.distance, again.repeated], ['evicted-page', 2, true]);
 });
 
-test('capacity and age eviction drop the oldest fingerprints from the index but keep recorded verdicts', () => {
+test('capacity and age eviction drop the oldest fingerprints and their page records together', () => {
   const d = newDecider(3, { maxFingerprints: 100, maxAgeSeconds: 3600 });
   const rand = seeded(5);
   for (let i = 0; i < 250; i++) d.decide(page(`p${i}`, rand(), rand(), false, 1_000_000_000 + i * 1000));
   d.evict(1_000_000_000 + 250 * 1000);
   assert.equal(d.index.size, 100);
-  // p0 is gone from the index: its exact copy is novel now, but p0 itself is remembered.
+  assert.equal(d.pageIds, 100, 'the page store holds what the index holds');
+  // p0 is gone from the index and from the page store: redelivered, it is decided again as a new page.
   const fp = new Uint32Array(2);
   assert.equal(d.index.fingerprintOf(0, fp), false);
-  assert.equal(d.decide(page('p0', 0, 0)).repeated, true);
+  assert.equal(d.store.lookup('p0'), -1);
+  const again = d.decide(page('p0', 0, 0, false, 1_000_000_000 + 250 * 1000));
+  assert.equal(again.repeated, false);
+  assert.equal(d.decide(page('p249', 0, 0)).repeated, true, 'a held page is still idempotent');
   // Age: everything fetched more than an hour before "now" goes.
   // now = 1,003,800 s: the cutoff is 1,000,200 s, so pages fetched before p200 go.
   d.evict(1_000_000_000 + 3_800_000);
-  assert.equal(d.index.size, 50);
+  assert.equal(d.index.size, 51, 'p200..p249 and the redelivered p0');
+  assert.equal(d.pageIds, 51);
 });
 
 test('page store: snapshot round trip, ids with any characters', () => {
