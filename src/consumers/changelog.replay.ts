@@ -10,7 +10,7 @@
 import type { Kafka } from 'kafkajs';
 import { DedupError } from '../errors.js';
 import type { FingerprintChange, RecordCodec } from '../wire/record-codec.js';
-import type { Decider } from '../dedup/decider.js';
+import type { Decider, RestoredDecision } from '../dedup/decider.js';
 import type { Logger } from '../logger.js';
 
 export interface ReplayResult {
@@ -74,11 +74,18 @@ export async function replayChangelog(options: {
 }): Promise<ReplayResult> {
   const { kafka, topic, codec, logger } = options;
   const target = options.apply;
+  // A decider restores each fetched batch in bulk (sorted runs built by radix sort).
+  const restoring: RestoredDecision[] = [];
   const apply =
     typeof target === 'function'
       ? target
       : (change: FingerprintChange) =>
-          target.restore({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, change.duplicateOf, change.distance, change.sequence);
+          restoring.push({ page: { id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, duplicateOf: change.duplicateOf, distance: change.distance, sequence: change.sequence });
+  const flush = () => {
+    if (restoring.length === 0 || typeof target === 'function') return;
+    target.restoreBatch(restoring);
+    restoring.length = 0;
+  };
   const started = Date.now();
   const allEnds = await endOffsets(kafka, topic);
   const wanted = options.partitions ? new Set(options.partitions.map(String)) : null;
@@ -132,6 +139,7 @@ export async function replayChangelog(options: {
             apply(change);
             records++;
           }
+          flush();
         } catch (error) {
           failure = error;
           finish();

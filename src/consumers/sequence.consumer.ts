@@ -159,7 +159,12 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     const started = Date.now();
     const snapshot = await loadSnapshot(shard);
     const state = snapshot?.state ?? new ShardState(shard, plan, config.k);
-    let last = state.position - 1;
+    // Changelog entries are applied in bulk (radix-sorted runs), not one insert at a time.
+    const pending: Parameters<ShardState['restoreBatch']>[0][number][] = [];
+    const flush = () => {
+      state.restoreBatch(pending);
+      pending.length = 0;
+    };
     const replay = await replayChangelog({
       kafka,
       topic: config.fingerprintsTopic,
@@ -169,11 +174,11 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       logger,
       groupIdPrefix: `${config.groupId}-restore-${shard}`,
       apply: (change) => {
-        state.insert(change.id, change.hi, change.lo, change.short, change.fetchedAt, change.sequence);
-        if (change.sequence > last) last = change.sequence;
+        pending.push({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt, sequence: change.sequence });
+        if (pending.length >= 65_536) flush();
       },
     });
-    state.position = last + 1;
+    flush();
     // Past a long stop, retention may have deleted the sequence records after
     // the shard's last recorded page. None of them changed this shard (its
     // changelog holds every page it recorded), so it moves to where the log

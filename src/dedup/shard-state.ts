@@ -20,6 +20,7 @@
  */
 import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
+import { Decider } from './decider.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 
 export interface ShardCandidate {
@@ -44,6 +45,8 @@ export class ShardState {
   readonly index: FingerprintIndex;
   readonly store: PageStore;
   readonly k: number;
+  /** Restores go through the decider's bulk path (sorted runs built by radix sort). */
+  private readonly restorer: Decider;
   /** Next global sequence number this shard has not applied yet. */
   position = 0;
   private readonly hits: QueryResult = createQueryResult(64);
@@ -56,6 +59,18 @@ export class ShardState {
     this.store = state?.store ?? new PageStore();
     this.k = k;
     this.position = state ? this.store.nextSequence : 0;
+    this.restorer = new Decider({ index: this.index, store: this.store, k });
+  }
+
+  /**
+   * Records many pages read back from the shard's changelog at once (ids
+   * already held are skipped), at bulk-load speed; the position moves past
+   * the highest sequence. Returns how many were new.
+   */
+  restoreBatch(pages: readonly { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sequence: number }[]): number {
+    const added = this.restorer.restoreBatch(pages.map((p) => ({ page: p, duplicateOf: null, distance: 0, sequence: p.sequence })));
+    for (const p of pages) if (p.sequence + 1 > this.position) this.position = p.sequence + 1;
+    return added;
   }
 
   get size(): number {
