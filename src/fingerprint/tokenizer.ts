@@ -17,7 +17,7 @@
  * - Controls, U+FFFD and lone surrogates are counted as junk, so the caller can
  *   tell binary garbage from text.
  */
-import { APOS, CLASS, DIGIT, FOLD, HAN, HIGH, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
+import { APOS, CLASS, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
 import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash.js';
 import type { StaticTable64 } from './hash-table-64.js';
@@ -118,6 +118,10 @@ export class Tokenizer {
         wa = mix(wa, 0x27);
         wb = mix(wb, 0x27);
         wlen++;
+        i++;
+        continue;
+      }
+      if (cls === IGNORE) {
         i++;
         continue;
       }
