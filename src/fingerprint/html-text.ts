@@ -101,10 +101,6 @@ const CHROME_WORD =
   /(?:^|[^a-z0-9])(?:ad|ads|adv|adsense|adslot|adunit|nav|menu|header|date|time|related|popular|trending|promo|promoted|share|skip|print|counter|views|hits|pager|modal|popup|tags|meta|toc)(?:$|[^a-z0-9])/i;
 const HIDDEN_STYLE = /display\s*:\s*none|visibility\s*:\s*hidden/i;
 
-function isDoctype(html: string, i: number): boolean {
-  return html.length >= i + 7 && html.slice(i, i + 7).toLowerCase() === 'doctype';
-}
-
 function isTagSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x0c;
 }
@@ -208,8 +204,8 @@ export class HtmlTextExtractor {
     if (c >= 0x61 && c <= 0x7a) return this.startTag(html, lt);
     if (c === 0x2f) return this.endTag(html, lt);
     if (c === 0x21 || c === 0x3f) {
-      // A doctype makes no node (and is ignored after the start), so it is no word boundary.
-      if (c !== 0x21 || !isDoctype(html, lt + 2)) this.pendingSpace = true;
+      // Comments, bogus comments and doctypes render as nothing: "foo<!-- -->bar" shows "foobar",
+      // so they are no word boundary (React and other renderers put '<!-- -->' between text nodes).
       if (html.startsWith('<!--', lt)) return this.comment(html, lt + 4);
       // Doctype, CDATA outside foreign content, '<?': a bogus comment, to the next '>'.
       const e = html.indexOf('>', lt + 2);
@@ -436,7 +432,6 @@ export class HtmlTextExtractor {
     }
     // '</>' is nothing (13.2.5.7, missing-end-tag-name).
     if (lt + 2 < n && html.charCodeAt(lt + 2) === 0x3e) return lt + 3;
-    this.pendingSpace = true;
     // '</' and anything else is a bogus comment, to the next '>'.
     const close = html.indexOf('>', lt + 2);
     return close === -1 ? n : close + 1;

@@ -3,8 +3,8 @@
  * WHATWG parser) builds the DOM a browser would, and this walks it for the
  * text our scanner means to keep in boilerplate 'keep' mode: every text node
  * outside the elements whose content is never visible text, with one space at
- * every element boundary and comment (the scanner makes every tag a word
- * boundary). Both sides are compared after collapsing whitespace.
+ * every element boundary (the scanner makes every tag a word boundary;
+ * comments are none, as they render as nothing). Both sides are compared after collapsing whitespace.
  */
 import { parse } from 'parse5';
 import { HtmlTextExtractor } from '../../../src/fingerprint/html-text.js';
@@ -27,10 +27,7 @@ export function oracleText(html: string): string {
       parts.push(node.value ?? '');
       return;
     }
-    if (node.nodeName === '#comment' || node.nodeName === '#documentType') {
-      parts.push(' ');
-      return;
-    }
+    if (node.nodeName === '#comment' || node.nodeName === '#documentType') return;
     if (DROPPED.has(node.nodeName)) {
       parts.push(' ');
       return;

@@ -19,8 +19,9 @@ describe('HTML scanner: defects found on real pages', () => {
     assert.equal(scannerText('<p title=a"b class=x>seven</p><p>eight "nine"</p>'), 'seven eight "nine"');
   });
 
-  it("'<!-->' and '<!--->' are empty comments, '--!>' closes one", () => {
-    assert.equal(scannerText('<p>one</p><!--><p>two</p><!--->three<!-- x --!>four'), 'one two three four');
+  it("'<!-->' and '<!--->' are empty comments, '--!>' closes one; a comment is no word boundary", () => {
+    assert.equal(scannerText('<p>one</p><!--><p>two</p><!--->three<!-- x --!>four'), 'one two threefour');
+    assert.equal(scannerText('<p>fo<!-- -->o b<?x>ar</p>'), 'foo bar');
   });
 
   it('named references outside Latin-1 decode to their characters', () => {
