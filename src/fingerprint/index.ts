@@ -20,3 +20,4 @@ export {
   popcount32,
 } from './fingerprint-hex.js';
 export { createFingerprintPool, type FingerprintPool, type FingerprintPoolOptions } from './fingerprint-pool.js';
+export { decodePageBytes, isBinaryContent, toWellFormedText } from './page-bytes.js';
