@@ -21,3 +21,4 @@ export {
 } from './fingerprint-hex.js';
 export { createFingerprintPool, type FingerprintPool, type FingerprintPoolOptions } from './fingerprint-pool.js';
 export { decodePageBytes, isBinaryContent, toWellFormedText } from './page-bytes.js';
+export { FINGERPRINT_DEFINITION, fingerprintVersion } from './fingerprint-version.js';
