@@ -6,7 +6,8 @@
  *   char-class.ts), case-folded code unit by code unit; an apostrophe between
  *   letters stays inside the word.
  * - A number is content: "1.5.11" and "1.6.8", "Foo2" and "Foo3" give other
- *   tokens. Only where a number is a date, a time or a counter does it become
+ *   tokens; a number keeps its joiners (. - / : , +), so a version, a section
+ *   number or "1,234" is one token. Only where a number is a date, a time or a counter does it become
  *   the single NUM token: date words (month and weekday names, UTC/GMT,
  *   星期一 ...) and numbers next to them, numeric dates (2024-05-06,
  *   06/05/2024), times (10:31, 2024-05-06T10:31:07Z), counters (1,234 views,
@@ -190,6 +191,14 @@ export class Tokenizer {
         wb = mix(wb, f);
         wlen++;
         if (cls === DIGIT) digit = true;
+        i++;
+        continue;
+      }
+      // A number keeps its joiners: "1.5.11", "8.1.2", "1,234" and "v2.0" are one token each.
+      if (digit && i + 1 < n && isJoiner(c) && CLASS[text[i + 1]!] === DIGIT) {
+        wa = mix(wa, c);
+        wb = mix(wb, c);
+        wlen++;
         i++;
         continue;
       }
