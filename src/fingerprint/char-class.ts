@@ -12,8 +12,11 @@
  *  - APOS   ' and U+2019, kept inside a word ("don't") and a separator elsewhere
  *  - HIGH   high surrogate: the tokenizer pairs it (astral Han is HAN, other
  *           astral code points are SEP)
- *  - JUNK   C0/C1 controls (except whitespace), U+FFFD, U+FFFE/U+FFFF, lone
- *           low surrogates: counted to detect binary garbage
+ *  - JUNK   U+FFFD, U+FFFE/U+FFFF, lone low surrogates: counted to detect
+ *           binary garbage, and a word boundary
+ *  - CONTROL C0/C1 controls (except whitespace and NUL), DEL: counted as junk
+ *           too, but invisible and no word boundary (a stray control inside
+ *           a word renders as nothing)
  *  - SPACE  whitespace (separator that does not count towards "non-space")
  *  - IGNORE invisible when rendered, and not a word boundary: NUL (the HTML
  *           tree builder drops it from text), \p{Default_Ignorable_Code_Point}
@@ -35,6 +38,7 @@ export const HIGH = 6;
 export const JUNK = 7;
 export const SPACE = 8;
 export const IGNORE = 9;
+export const CONTROL = 10;
 
 export const CLASS = new Uint8Array(65536);
 export const FOLD = new Uint16Array(65536);
@@ -58,10 +62,11 @@ function build(): void {
       else if (c >= 0x30 && c <= 0x39) cls = DIGIT;
       else if (c === 0x27) cls = APOS;
       else if (c === 9 || c === 10 || c === 11 || c === 12 || c === 13 || c === 32) cls = SPACE;
-      else if (c < 0x20 || c === 0x7f) cls = JUNK;
+      else if (c < 0x20 || c === 0x7f) cls = CONTROL;
     } else {
       const s = String.fromCharCode(c);
-      if (c <= 0x9f || c === 0xfffd || c === 0xfffe || c === 0xffff) cls = JUNK;
+      if (c <= 0x9f) cls = CONTROL;
+      else if (c === 0xfffd || c === 0xfffe || c === 0xffff) cls = JUNK;
       else if (c !== 0x200b && ignorable.test(s) && !letter.test(s)) cls = IGNORE;
       else if (c === 0x2019) { cls = APOS; fold = 0x27; }
       else if (space.test(s)) cls = SPACE;

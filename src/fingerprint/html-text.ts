@@ -87,6 +87,7 @@ flag('td th', 5 << GROUP_SHIFT);
 
 const N_P = nameHash('p');
 const N_BR = nameHash('br');
+const N_BODY = nameHash('body');
 const A_CLASS = nameHash('class');
 const A_ID = nameHash('id');
 const A_ROLE = nameHash('role');
@@ -138,6 +139,10 @@ export class HtmlTextExtractor {
   /** Set by attributes(): the tag ended with '/>'; a class, id, role or style named chrome. */
   private selfClosing = false;
   private chrome = false;
+  /** A <body> start tag has been seen (then no comment or script is checked for swallowing it). */
+  private bodySeen = false;
+  /** Index of the next '<body' (-1: none left; -2: not searched yet). */
+  private nextBody = -2;
 
   constructor(mode: BoilerplateMode) {
     this.remove = mode === 'remove';
@@ -154,6 +159,8 @@ export class HtmlTextExtractor {
     this.skipFrom = -1;
     this.pendingSpace = false;
     if (this.noEndTagFrom.size > 0) this.noEndTagFrom.clear();
+    this.bodySeen = false;
+    this.nextBody = -2;
     let i = 0;
     while (i < n) {
       if (this.skipFrom >= 0) {
@@ -239,12 +246,29 @@ export class HtmlTextExtractor {
       // '--' then any further '-', then '>' or '!>'.
       let k = e + 2;
       while (k < n && html.charCodeAt(k) === 0x2d) k++;
-      if (k < n && html.charCodeAt(k) === 0x3e) return k + 1;
-      if (k + 1 < n && html.charCodeAt(k) === 0x21 && html.charCodeAt(k + 1) === 0x3e) return k + 2;
+      if (k < n && html.charCodeAt(k) === 0x3e) return this.swallowsBody(html, j, k) ? this.recoverComment(html, j) : k + 1;
+      if (k + 1 < n && html.charCodeAt(k) === 0x21 && html.charCodeAt(k + 1) === 0x3e) return this.swallowsBody(html, j, k) ? this.recoverComment(html, j) : k + 2;
       e = html.indexOf('--', k);
     }
+    return this.recoverComment(html, j);
+  }
+
+  private recoverComment(html: string, j: number): number {
     const gt = html.indexOf('>', j);
-    return gt === -1 ? n : gt + 1;
+    return gt === -1 ? html.length : gt + 1;
+  }
+
+  /**
+   * Whether a comment or raw-text element opened before <body> reaches past the page's <body
+   * tag: damage (a truncated comment or script in the head whose end is some later comment's or
+   * script's), not a comment. Checked only until <body> is seen, so it costs one search per
+   * head-level comment or script.
+   */
+  private swallowsBody(html: string, from: number, end: number): boolean {
+    if (this.bodySeen || this.nextBody === -1) return false;
+    // The next '<body' at or after `from`, searched again only once passed: linear in the page.
+    if (this.nextBody < from) this.nextBody = html.indexOf('<body', from);
+    return this.nextBody !== -1 && this.nextBody < end;
   }
 
   /** Scans a tag or attribute name from j, lower-casing ASCII; sets nameEnd and nameKey. */
@@ -271,6 +295,7 @@ export class HtmlTextExtractor {
     const nameStart = lt + 1;
     const nameLen = j - nameStart;
     const flags = TAG_FLAGS.get(name);
+    if (name === N_BODY) this.bodySeen = true;
     const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE)) === 0;
     j = this.attributes(html, j, collect);
     if (j < 0) return n;
@@ -282,8 +307,9 @@ export class HtmlTextExtractor {
       // A name known to have no end tag after an earlier position has none after this one
       // either: '<script>' repeated 50,000 times stays linear.
       const noEnd = this.noEndTagFrom.get(tag);
-      const e = noEnd !== undefined && noEnd <= j ? -1 : findEndTag(html, tag, j);
+      let e = noEnd !== undefined && noEnd <= j ? -1 : findEndTag(html, tag, j);
       if (e === -1 && noEnd === undefined) this.noEndTagFrom.set(tag, j);
+      if (e !== -1 && this.swallowsBody(html, j, e)) e = -1;
       const end = e === -1 ? n : e;
       if (e === -1) return this.unterminatedRawText(html, j);
       if ((flags & F_TITLE) !== 0 && this.skipFrom < 0) {

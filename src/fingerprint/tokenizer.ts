@@ -22,7 +22,7 @@
  * - Controls, U+FFFD and lone surrogates are counted as junk, so the caller can
  *   tell binary garbage from text.
  */
-import { APOS, CLASS, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
+import { APOS, CLASS, CONTROL, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
 import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash.js';
 import type { StaticTable64 } from './hash-table-64.js';
@@ -209,7 +209,8 @@ export class Tokenizer {
         i++;
         continue;
       }
-      if (cls === IGNORE) {
+      if (cls === IGNORE || cls === CONTROL) {
+        if (cls === CONTROL) junk++;
         i++;
         continue;
       }

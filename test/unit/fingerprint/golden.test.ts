@@ -39,6 +39,9 @@ const INLINE: Record<string, { html?: string; text?: string }> = {
   'inline:empty': { text: '' },
   'inline:english': { text: 'The quick brown fox jumps over the lazy dog while the crawler fetches another copy of the same page.' },
   'inline:chinese': { text: '中华人民共和国国务院新闻办公室今天发布白皮书，介绍了中国在生态环境保护方面取得的进展。' },
+  'inline:damaged-html': {
+    html: '\ufeff<html><head><!-- cut <meta charset=utf-8><script>var t = "</head><body><p>Con\u0007trol, bi\u200edi, N\u0000UL and so\u00adft hy&shy;phen; release 1.5.11 of c&oelig;ur &#150; 2024-05-06 10:31, 1,234 views</p><!-- end --><script>x()</script></body></html>',
+  },
   'inline:mixed-html': {
     html: '<html><head><title>Caf&eacute; &amp; Co</title></head><body><nav>Home</nav><p>Ünïcödé wörds, 日本語のテキスト, 1,234 views.</p></body></html>',
   },

@@ -41,6 +41,14 @@ describe('HTML scanner: defects found on real pages', () => {
     assert.equal(scannerText('<html><head><!-- truncated <title>T</title></head><body><p>text here</p>'), 'T text here');
     assert.equal(scannerText('<html><head><script>var a = 1;</head><body><p>text here</p>'), 'text here');
   });
+
+  it('a comment or script cut off in the head does not swallow the body up to a later comment or script', () => {
+    const later = '<p>kept</p><!-- footer --><script>x()</script><p>end</p>';
+    assert.equal(scannerText(`<html><head><!-- cut <meta charset="utf-8"></head><body><p>text here</p>${later}</body></html>`), 'text here kept end');
+    assert.equal(scannerText(`<html><head><script>var t = "</head><body><p>text here</p>${later}</body></html>`), 'text here kept end');
+    // After <body>, comments follow the standard.
+    assert.equal(scannerText('<body><p>a</p><!-- x <p>hidden</p> --><p>b</p></body>'), 'a b');
+  });
 });
 
 describe('HTML scanner against parse5 (differential)', () => {
