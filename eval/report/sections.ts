@@ -305,7 +305,11 @@ export function helpsSection({ sweep }: ReportInputs): string {
     const best = [...ok].sort((a, b) => (b.worstKind?.recall ?? 0) - (a.worstKind?.recall ?? 0) || (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1)).slice(0, 3);
     const atK = ok.filter((g) => g.k1 === k).sort((a, b) => (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1) || (b.recall ?? 0) - (a.recall ?? 0)).slice(0, 1);
     const check = (g: (typeof st.grid)[number]): string =>
-      st.second === 'content-sketch' ? `${st.first} ≤ ${g.k1}, then content Jaccard ≥ ${g.k2}` : `${st.first} ≤ ${g.k1}, then ${st.second} ≤ ${g.k2}`;
+      st.second === 'content-sketch'
+        ? `${st.first} ≤ ${g.k1}, then content Jaccard ≥ ${g.k2}`
+        : st.second === 'feature-sketch'
+          ? `${st.first} ≤ ${g.k1}, then feature-sketch Jaccard ≥ ${g.k2} (64 B/page)`
+          : `${st.first} ≤ ${g.k1}, then ${st.second} ≤ ${g.k2}`;
     return [...atK, ...best.filter((g) => !atK.includes(g))].map((g) => [
       check(g),
       num(g.precision),
