@@ -130,10 +130,21 @@ function isDateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number)
   while (gs > 0 && s - gs < 40 && (isAsciiAlnum(text[gs - 1]!) || (isJoiner(text[gs - 1]!) && gs > 1 && isAsciiAlnum(text[gs - 2]!)))) gs--;
   let ge = e;
   while (ge < n && ge - e < 40 && (isAsciiAlnum(text[ge]!) || (isJoiner(text[ge]!) && ge + 1 < n && isAsciiAlnum(text[ge + 1]!)))) ge++;
-  let group = '';
-  for (let k = gs; k < ge; k++) group += String.fromCharCode(text[k]!);
-  if (group.includes(':') && TIME.test(group)) return true;
-  if (YEAR_FIRST.test(group) || YEAR_LAST.test(group)) return true;
+  // Dates and times need a '-', '/', '.' or ':' inside the group; most numbers (and versions
+  // without a year) skip the regular expressions.
+  let colon = false;
+  let separated = false;
+  for (let k = gs; k < ge; k++) {
+    const c = text[k]!;
+    if (c === 0x3a) colon = true;
+    else if (c === 0x2d || c === 0x2f || c === 0x2e) separated = true;
+  }
+  if (colon || separated) {
+    let group = '';
+    for (let k = gs; k < ge; k++) group += String.fromCharCode(text[k]!);
+    if (colon && TIME.test(group)) return true;
+    if (separated && (YEAR_FIRST.test(group) || YEAR_LAST.test(group))) return true;
+  }
   const [w, we] = nextWord(text, ge, n);
   if (w.length > 0) {
     if (COUNTER_WORDS.has(w)) return true;
