@@ -350,7 +350,7 @@ export function helpsSection({ sweep }: ReportInputs): string {
     '',
     contentTable,
     '',
-    '**3. A second-stage check** on the candidates a wider k1 finds: either a second fingerprint of the page under another feature configuration within k2 bits (8 more bytes per page), or a prototype content sketch (`eval/sweep/content-sketch.ts`: MinHash of 64 × 32 bits over 5-token shingles of the density-filtered text, 256 bytes per page) with estimated Jaccard at least a threshold. Per check: the setting at k1 = k with the fewest substantive edits called duplicate, then the settings with the best weakest-kind recall, all keeping originals called duplicate within the target:',
+    '**3. A second-stage check** on the candidates a wider k1 finds: either a second fingerprint of the page under another feature configuration within k2 bits (8 more bytes per page), the feature sketch of the fingerprinter itself (`featureSketch` in `src/fingerprint/feature-sketch.ts`: b-bit one-permutation MinHash of the features the simhash uses, 64 bytes per page) with estimated Jaccard at least k2, or a prototype content sketch (`eval/sweep/content-sketch.ts`: MinHash of 64 × 32 bits over 5-token shingles of the density-filtered text, 256 bytes per page) with estimated Jaccard at least a threshold. Per check: the setting at k1 = k with the fewest substantive edits called duplicate, then the settings with the best weakest-kind recall, all keeping originals called duplicate within the target:',
     '',
     stageTable,
     '',
