@@ -13,6 +13,8 @@
  * contents of <template> <svg> <math> <object> <applet> <canvas> <video>
  * <audio> <map>.
  *
+ * <html> <body> <main> <article> are never chrome, whatever their class or id.
+ *
  * With boilerplate 'remove' it also drops whole elements that are page chrome
  * rather than content (paper section 4: site templates make hot prefixes; two
  * articles of one site must not look alike because they share a menu):
@@ -52,6 +54,11 @@ const F_PLAINTEXT = 64;
 const F_P = 128;
 /** Phrasing elements: their class/id is not checked for chrome (dates and counters inside them are normalised by the tokenizer). */
 const F_INLINE = 2048;
+/**
+ * Page containers: their class, id and role describe the page, not a part of it
+ * (WordPress writes <body class="single has-sidebar ...">), so they are never chrome.
+ */
+const F_CONTAINER = 4096;
 /** Sibling group in bits 8..10 (li, dt/dd, option, tr, td/th). */
 const GROUP_SHIFT = 8;
 const GROUP_MASK = 7;
@@ -79,6 +86,7 @@ flag('title', F_TITLE);
 flag('plaintext', F_PLAINTEXT);
 flag('p', F_P);
 flag('a abbr b bdi bdo cite code data dfn em font i kbd mark q rp rt ruby s samp small span strong sub sup tt u var', F_INLINE);
+flag('html body main article', F_CONTAINER);
 flag('li', 1 << GROUP_SHIFT);
 flag('dt dd', 2 << GROUP_SHIFT);
 flag('option', 3 << GROUP_SHIFT);
@@ -296,7 +304,7 @@ export class HtmlTextExtractor {
     const nameLen = j - nameStart;
     const flags = TAG_FLAGS.get(name);
     if (name === N_BODY) this.bodySeen = true;
-    const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE)) === 0;
+    const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE | F_CONTAINER)) === 0;
     j = this.attributes(html, j, collect);
     if (j < 0) return n;
     const chrome = this.chrome;

@@ -42,6 +42,9 @@ const INLINE: Record<string, { html?: string; text?: string }> = {
   'inline:damaged-html': {
     html: '\ufeff<html><head><!-- cut <meta charset=utf-8><script>var t = "</head><body><p>Con\u0007trol, bi\u200edi, N\u0000UL and so\u00adft hy&shy;phen; release 1.5.11 of c&oelig;ur &#150; 2024-05-06 10:31, 1,234 views</p><!-- end --><script>x()</script></body></html>',
   },
+  'inline:body-class-html': {
+    html: '<html><body class="single post-template-default has-sidebar"><main><p>A page whose body class names a sidebar keeps its content: boilerplate rules look at parts of a page, never at the page itself.</p></main></body></html>',
+  },
   'inline:mixed-html': {
     html: '<html><head><title>Caf&eacute; &amp; Co</title></head><body><nav>Home</nav><p>Ünïcödé wörds, 日本語のテキスト, 1,234 views.</p></body></html>',
   },

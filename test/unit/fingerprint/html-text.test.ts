@@ -51,6 +51,21 @@ describe('HTML scanner: defects found on real pages', () => {
   });
 });
 
+describe('HTML scanner: page containers are never chrome', () => {
+  it('a class, id or role on <html>, <body>, <main> or <article> never drops the page', () => {
+    const chromeish = fc.constantFrom('no-sidebar', 'has-sidebar', 'single post-template-default header-fixed', 'page-footer', 'nav-open', 'ads', 'menu-collapsed', 'date-2024', 'navigation');
+    fc.assert(
+      fc.property(fc.constantFrom('html', 'body', 'main', 'article'), fc.constantFrom('class', 'id', 'role'), chromeish, (tag, attr, value) => {
+        const html = `<${tag} ${attr}="${value}"><p>The content of the page is here.</p></${tag}>`;
+        assert.equal(scannerText(html, 'remove'), 'The content of the page is here.');
+      }),
+      { numRuns: 200, seed: 31 },
+    );
+    // A real page whose body class names a sidebar (the Apache manual's no-sidebar pages).
+    assert.equal(scannerText('<body id="manual-page" class="no-sidebar"><div id="page-header">Modules</div><div id="preamble"><h1>File Descriptor Limits</h1><p>When using a large number of Virtual Hosts</p></div></body>', 'remove'), 'File Descriptor Limits When using a large number of Virtual Hosts');
+  });
+});
+
 describe('HTML scanner against parse5 (differential)', () => {
   it('gives the text of the browser DOM on every real fixture page', () => {
     for (const name of fixtureNames()) {
