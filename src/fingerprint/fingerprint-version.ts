@@ -19,7 +19,7 @@
 import type { FeatureOptions } from './fingerprinter.js';
 
 /** Bumped with every change of the golden vectors. */
-export const FINGERPRINT_DEFINITION = 5;
+export const FINGERPRINT_DEFINITION = 6;
 
 export function fingerprintVersion(options: Readonly<FeatureOptions>): string {
   const o = options;

@@ -91,10 +91,10 @@ function isAsciiAlnum(c: number): boolean {
 const TIME = /(?:^|[^0-9])[0-2]?[0-9]:[0-5][0-9](?![0-9])/;
 const YEAR_FIRST = /(?:^|[^0-9.])(?:1[89]|20)[0-9]{2}([-/.])(?:0?[1-9]|1[0-2])\1(?:0?[1-9]|[12][0-9]|3[01])(?![0-9])/;
 const YEAR_LAST = /(?:^|[^0-9.])(?:0?[1-9]|[12][0-9]|3[01])([-/.])(?:0?[1-9]|[12][0-9]|3[01])\1(?:1[89]|20)[0-9]{2}(?![0-9.])/;
-/** Words after a number that make it a counter (views, comments...), in the corpus languages. */
+/** Words after a number that make it a counter (views, comments...) or a render time (12 queries, 597 ms), in the corpus languages. */
 const COUNTER_WORDS = new Set(
   ('views view comments comment likes like shares share replies reply votes vote points reads visits hits followers ' +
-    'subscribers downloads clicks reactions retweets aufrufe kommentare antworten vues visites commentaires ' +
+    'subscribers downloads clicks reactions retweets queries ms msec aufrufe kommentare antworten vues visites commentaires ' +
     'visitas vistas comentarios visualizzazioni commenti').split(' '),
 );
 const TIME_UNITS = new Set('second seconds sec secs minute minutes min mins hour hours hr hrs day days week weeks month months year years'.split(' '));

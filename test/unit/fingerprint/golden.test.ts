@@ -42,6 +42,7 @@ const INLINE: Record<string, { html?: string; text?: string }> = {
   'inline:damaged-html': {
     html: '\ufeff<html><head><!-- cut <meta charset=utf-8><script>var t = "</head><body><p>Con\u0007trol, bi\u200edi, N\u0000UL and so\u00adft hy&shy;phen; release 1.5.11 of c&oelig;ur &#150; 2024-05-06 10:31, 1,234 views</p><!-- end --><script>x()</script></body></html>',
   },
+  'inline:counters': { text: 'Posted 5 minutes ago, 1,234 views, 35 comments. Page generated 2024-03-05 07:51:16 in 597 ms with 12 queries. Release 1.5.11 notes.' },
   'inline:body-class-html': {
     html: '<html><body class="single post-template-default has-sidebar"><main><p>A page whose body class names a sidebar keeps its content: boilerplate rules look at parts of a page, never at the page itself.</p></main></body></html>',
   },
