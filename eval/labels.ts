@@ -19,10 +19,11 @@ export const NEAR_DUPLICATE_KINDS = [
   'widget',
   'word-edit',
   'mixed',
+  'damaged',
 ] as const;
 
 /** Pages a correct detector keeps novel (or, for hostile input, rejects). */
-export const NEGATIVE_KINDS = ['original', 'substantive-edit', 'hostile'] as const;
+export const NEGATIVE_KINDS = ['original', 'substantive-edit', 'hard-negative', 'hostile'] as const;
 
 export type NearDuplicateKind = (typeof NEAR_DUPLICATE_KINDS)[number];
 export type NegativeKind = (typeof NEGATIVE_KINDS)[number];

@@ -65,7 +65,7 @@ export function main(argv: readonly string[]): void {
     perDetail: countBy(labels, (l) => `${l.kind}/${l.detail ?? '-'}`),
     perSite: countBy(labels, (l) => l.site),
     perLanguage: countBy(labels, (l) => l.language),
-    perSiteKind: countBy(labels, (l) => `${l.site}/${l.kind === 'original' || l.kind === 'substantive-edit' || l.kind === 'hostile' ? l.kind : 'near-duplicate'}`),
+    perSiteKind: countBy(labels, (l) => `${l.site}/${l.kind === 'original' || l.kind === 'substantive-edit' || l.kind === 'hard-negative' || l.kind === 'hostile' ? l.kind : 'near-duplicate'}`),
     sha256: { 'pages.jsonl': pagesSha, 'labels.jsonl': labelsSha },
   };
   mkdirSync(dirname(values.manifest), { recursive: true });

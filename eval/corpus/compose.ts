@@ -6,6 +6,8 @@
  */
 import { NO_CHROME, randomChrome, randomMarkup, renderWithChrome, type Chrome } from './chrome.js';
 import { aliasUrl, bumpCounters, changeWidgets, editWords, reformatMarkup, shiftDates, swapAds, trackLinks, type ChromeContext } from './edits.js';
+import { damagePage } from './damage.js';
+import { hardNegative } from './hard-negative.js';
 import { hostilePages } from './hostile.js';
 import { textTokens, visibleText } from './html-text.js';
 import type { Original } from './originals.js';
@@ -21,9 +23,11 @@ export interface ComposeOptions {
   readonly substantiveRate: number;
   /** How far after its source (in originals) a derived page may land. */
   readonly maxLag: number;
+  /** Chance that an original also gets a hard negative (a sibling with other versions and identifiers). */
+  readonly hardNegativeRate?: number;
 }
 
-export const DEFAULT_COMPOSE: ComposeOptions = { seed: 'simhash-eval-v1', nearDuplicates: [0.35, 0.45, 0.2], substantiveRate: 0.16, maxLag: 400 };
+export const DEFAULT_COMPOSE: ComposeOptions = { seed: 'simhash-eval-v1', nearDuplicates: [0.35, 0.45, 0.2], substantiveRate: 0.16, maxLag: 400, hardNegativeRate: 0.15 };
 
 const KIND_WEIGHTS: readonly (readonly [NearDuplicateKind, number])[] = [
   ['exact-copy', 0.6],
@@ -35,6 +39,7 @@ const KIND_WEIGHTS: readonly (readonly [NearDuplicateKind, number])[] = [
   ['widget', 1],
   ['word-edit', 1],
   ['mixed', 1],
+  ['damaged', 0.8],
 ];
 
 const MIXABLE = ['ad-banner', 'counter-timestamp', 'widget', 'session-tracking', 'reformat'] as const;
@@ -83,6 +88,10 @@ function nearDuplicate(rng: Rng, kind: NearDuplicateKind, o: Original, chrome: C
     case 'reformat': {
       const r = reformatMarkup(rng, render(o.raw, chrome));
       return { html: r.html, url: o.url, detail: r.detail };
+    }
+    case 'damaged': {
+      const d = damagePage(rng, render(o.raw, chrome));
+      return { html: d.html, url: o.url, detail: d.detail };
     }
     case 'mixed': {
       const chosen = new Set(rng.shuffle(MIXABLE).slice(0, rng.int(2, 4)));
@@ -152,6 +161,19 @@ export function compose(originals: readonly Original[], options: ComposeOptions 
           html: renderWithChrome(made.html, chrome, o.set.language, host(o.url)),
           url: o.url,
           label: { ...base, cluster: `${cluster}-s`, kind: 'substantive-edit', detail: made.edit, changedFraction: Math.round(made.changedFraction * 1000) / 1000, source: pos },
+        });
+      }
+    }
+    if (rng.chance(options.hardNegativeRate ?? 0)) {
+      const peers = (bySet.get(o.set.key) ?? []).filter((i) => i !== oi);
+      const donor = peers.length === 0 ? null : originals[rng.pick(peers)]!;
+      const made = donor === null ? null : hardNegative(rng, o.raw, donor.raw);
+      if (made !== null) {
+        pending.push({
+          pos: later(),
+          html: renderWithChrome(made.html, chrome, o.set.language, host(o.url)),
+          url: o.url.replace(/(\.html?)?$/, '-sibling$1'),
+          label: { ...base, cluster: `${cluster}-h`, kind: 'hard-negative', detail: made.detail, source: pos },
         });
       }
     }

@@ -1,4 +1,5 @@
 /** Number formatting and Markdown tables for the quality report (pure). */
+import { wilsonInterval } from '../stats.js';
 
 export function pct(x: number | null | undefined, digits = 1): string {
   return x === null || x === undefined || Number.isNaN(x) ? '—' : `${(x * 100).toFixed(digits)}%`;
@@ -10,6 +11,12 @@ export function num(x: number | null | undefined, digits = 3): string {
 
 export function frac(a: number, b: number, digits = 1): string {
   return b === 0 ? '—' : `${pct(a / b, digits)} (${a}/${b})`;
+}
+
+/** "96.5% (138/143; 92.1–98.5%)": the rate, the counts and its Wilson 95% interval. */
+export function fracCI(a: number, b: number, digits = 1): string {
+  const ci = wilsonInterval(a, b);
+  return ci === null ? '—' : `${pct(a / b, digits)} (${a}/${b}; ${pct(ci[0], digits).replace('%', '')}–${pct(ci[1], digits)})`;
 }
 
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], align?: readonly ('l' | 'r')[]): string {

@@ -1,13 +1,14 @@
 /** Markdown tables of a Scores object (pure; used by the console and the doc). */
 import { isNearDuplicateKind } from '../labels.js';
 import type { GroupScore, Scores } from '../score.js';
-import { frac, markdownTable, num, pct } from './format.js';
+import { frac, fracCI, markdownTable, num, pct } from './format.js';
 
 export function overallLine(s: Scores): string {
   const o = s.overall;
   return [
     `precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}`,
-    `false-positive rate on originals ${frac(o.originalsCalledDuplicate, o.originals, 2)}`,
+    `precision ${fracCI(o.truePositives, o.truePositives + o.wrongMatches + o.falsePositives)}, recall ${fracCI(o.truePositives, o.positives)} (Wilson 95%)`,
+    `false-positive rate on originals ${fracCI(o.originalsCalledDuplicate, o.originals, 2)}`,
     `substantive edits called duplicate ${frac(o.substantiveCalledDuplicate, o.substantive)}`,
     `wrong matches ${o.wrongMatches}, errors ${o.errors}, missing ${o.missing}, unexpected verdict lines ${s.unexpectedVerdicts}`,
   ].join('; ');
@@ -18,10 +19,10 @@ export function groupTable(first: string, groups: Readonly<Record<string, GroupS
   const rows = Object.entries(groups).map(([name, g]) => [
     name,
     String(g.pages),
-    g.positives === 0 ? '—' : frac(g.truePositives, g.positives),
+    g.positives === 0 ? '—' : fracCI(g.truePositives, g.positives),
     num(g.precision),
     num(g.f1),
-    g.originals === 0 ? '—' : frac(g.originalsCalledDuplicate, g.originals, 2),
+    g.originals === 0 ? '—' : fracCI(g.originalsCalledDuplicate, g.originals, 2),
     g.substantive === 0 ? '—' : frac(g.substantiveCalledDuplicate, g.substantive),
     String(g.errors + g.missing),
   ]);
@@ -36,13 +37,13 @@ export function kindTable(groups: Readonly<Record<string, GroupScore>>): string 
       kind,
       positive ? 'near-duplicate' : 'negative',
       String(g.pages),
-      positive ? frac(g.truePositives, g.positives) : '—',
+      positive ? fracCI(g.truePositives, g.positives) : '—',
       positive ? String(g.wrongMatches) : '—',
-      positive ? '—' : frac(g.falsePositives, g.pages, 2),
+      positive ? '—' : fracCI(g.falsePositives, g.pages, 2),
       String(g.errors + g.missing),
     ];
   });
-  return markdownTable(['kind', 'label', 'pages', 'caught (recall)', 'wrong page named', 'called duplicate', 'errors + missing'], rows);
+  return markdownTable(['kind', 'label', 'pages', 'caught (recall; Wilson 95%)', 'wrong page named', 'called duplicate (Wilson 95%)', 'errors + missing'], rows);
 }
 
 export function hostileTable(s: Scores): string {

@@ -7,7 +7,7 @@ import { ALL_KINDS, NEAR_DUPLICATE_KINDS, isNearDuplicateKind } from '../labels.
 import type { Scores } from '../score.js';
 import type { DistanceSummary } from '../sweep/analysis.js';
 import type { SweepFile } from '../sweep/types.js';
-import { frac, markdownTable, num, pct } from './format.js';
+import { frac, fracCI, markdownTable, num, pct } from './format.js';
 import { chromeTable, groupTable, hostileTable, kindTable, substantiveTable } from './score-tables.js';
 
 export interface CorpusManifest {
@@ -51,15 +51,23 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
   if (cli === null) return '_The batch CLI was not run (see eval/run.sh); only the library sweep below is current._';
   const o = cli.scores.overall;
   const w = worstKind(cli.scores);
+  const hard = cli.scores.byKind['hard-negative'];
+  const hardFp = hard?.falsePositives ?? 0;
+  const errorKinds = Object.entries(cli.scores.byKind)
+    .filter(([, g]) => g.errors + g.missing > 0)
+    .map(([k, g]) => `${k} ${g.errors + g.missing}`)
+    .join(', ');
   return [
-    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${NEAR_DUPLICATE_KINDS.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${NEAR_DUPLICATE_KINDS.length} kinds, ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}) scores:`,
+    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${NEAR_DUPLICATE_KINDS.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${NEAR_DUPLICATE_KINDS.length} kinds, ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}) scores:`,
     '',
     `- **precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}** (the paper reports both near 0.75 at k = 3 on its own hand-labelled web sample; see "Limits" before comparing);`,
-    `- **distinct pages called duplicate: ${frac(o.originalsCalledDuplicate, o.originals, 2)}** (target at most ${pct(sweep.maxFprOriginals, 1)});`,
+    `- with Wilson 95% intervals, which say how far a stream this harness has never seen may be from these figures: precision ${fracCI(o.truePositives, o.truePositives + o.wrongMatches + o.falsePositives)}, recall ${fracCI(o.truePositives, o.positives)};`,
+    `- **distinct pages called duplicate: ${fracCI(o.originalsCalledDuplicate, o.originals, 2)}** (target at most ${pct(sweep.maxFprOriginals, 1)});`,
+    `- hard negatives (a sibling of a page with other version numbers and identifiers, same template and prose) called duplicate: ${hard === undefined ? '—' : fracCI(hardFp, hard.pages)};`,
     `- weakest near-duplicate kind: ${w === null ? '—' : `**${w.kind}, ${pct(w.recall)}** caught`};`,
-    `- substantive edits (a reader gets something else) called duplicate: ${frac(o.substantiveCalledDuplicate, o.substantive)};`,
-    `- the ${o.falsePositives + o.wrongMatches} wrong duplicate verdicts: ${o.originalsCalledDuplicate} distinct originals, ${o.substantiveCalledDuplicate} substantive edits, ${o.falsePositives - o.originalsCalledDuplicate - o.substantiveCalledDuplicate} hostile inputs, ${o.wrongMatches} near-duplicates matched to the wrong page;`,
-    `- errors: ${o.errors} (all on hostile input: ${Object.entries(cli.scores.errorCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}), missing verdicts: ${o.missing}${cli.seconds === null ? '' : `; the run took ${cli.seconds.toFixed(1)} s`}.`,
+    `- substantive edits (a reader gets something else) called duplicate: ${fracCI(o.substantiveCalledDuplicate, o.substantive)};`,
+    `- the ${o.falsePositives + o.wrongMatches} wrong duplicate verdicts: ${o.originalsCalledDuplicate} distinct originals, ${o.substantiveCalledDuplicate} substantive edits, ${hardFp} hard negatives, ${o.falsePositives - o.originalsCalledDuplicate - o.substantiveCalledDuplicate - hardFp} hostile inputs, ${o.wrongMatches} near-duplicates matched to the wrong page;`,
+    `- errors: ${o.errors} (${Object.entries(cli.scores.errorCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}; by kind: ${errorKinds || 'none'}), missing verdicts: ${o.missing}${cli.seconds === null ? '' : `; the run took ${cli.seconds.toFixed(1)} s`}.`,
     '',
     sweep.cliAgreement === null
       ? ''
@@ -297,7 +305,11 @@ export function helpsSection({ sweep }: ReportInputs): string {
     const best = [...ok].sort((a, b) => (b.worstKind?.recall ?? 0) - (a.worstKind?.recall ?? 0) || (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1)).slice(0, 3);
     const atK = ok.filter((g) => g.k1 === k).sort((a, b) => (a.duplicateRateSubstantive ?? 1) - (b.duplicateRateSubstantive ?? 1) || (b.recall ?? 0) - (a.recall ?? 0)).slice(0, 1);
     const check = (g: (typeof st.grid)[number]): string =>
-      st.second === 'content-sketch' ? `${st.first} ≤ ${g.k1}, then content Jaccard ≥ ${g.k2}` : `${st.first} ≤ ${g.k1}, then ${st.second} ≤ ${g.k2}`;
+      st.second === 'content-sketch'
+        ? `${st.first} ≤ ${g.k1}, then content Jaccard ≥ ${g.k2}`
+        : st.second === 'feature-sketch'
+          ? `${st.first} ≤ ${g.k1}, then feature-sketch Jaccard ≥ ${g.k2} (64 B/page)`
+          : `${st.first} ≤ ${g.k1}, then ${st.second} ≤ ${g.k2}`;
     return [...atK, ...best.filter((g) => !atK.includes(g))].map((g) => [
       check(g),
       num(g.precision),
@@ -338,7 +350,7 @@ export function helpsSection({ sweep }: ReportInputs): string {
     '',
     contentTable,
     '',
-    '**3. A second-stage check** on the candidates a wider k1 finds: either a second fingerprint of the page under another feature configuration within k2 bits (8 more bytes per page), or a prototype content sketch (`eval/sweep/content-sketch.ts`: MinHash of 64 × 32 bits over 5-token shingles of the density-filtered text, 256 bytes per page) with estimated Jaccard at least a threshold. Per check: the setting at k1 = k with the fewest substantive edits called duplicate, then the settings with the best weakest-kind recall, all keeping originals called duplicate within the target:',
+    '**3. A second-stage check** on the candidates a wider k1 finds: either a second fingerprint of the page under another feature configuration within k2 bits (8 more bytes per page), the feature sketch of the fingerprinter itself (`featureSketch` in `src/fingerprint/feature-sketch.ts`: b-bit one-permutation MinHash of the features the simhash uses, 64 bytes per page) with estimated Jaccard at least k2, or a prototype content sketch (`eval/sweep/content-sketch.ts`: MinHash of 64 × 32 bits over 5-token shingles of the density-filtered text, 256 bytes per page) with estimated Jaccard at least a threshold. Per check: the setting at k1 = k with the fewest substantive edits called duplicate, then the settings with the best weakest-kind recall, all keeping originals called duplicate within the target:',
     '',
     stageTable,
     '',

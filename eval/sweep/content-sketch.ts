@@ -6,7 +6,7 @@
  * changed" from "a paragraph rewritten" better than any 64-bit distance.
  */
 import { popcount32 } from '../../src/fingerprint/fingerprint-hex.js';
-import type { PageContent } from '../../src/fingerprint/index.js';
+import { SKETCH_BINS, createFingerprinter, sketchSimilarity, type PageContent } from '../../src/fingerprint/index.js';
 import { visibleText } from '../corpus/html-text.js';
 import { HASHES, shingleSet, signature } from '../corpus/overlap-filter.js';
 import type { VerdictLine } from '../score.js';
@@ -31,6 +31,30 @@ export function estimatedJaccard(sketches: Uint32Array, i: number, j: number): n
 
 /** Candidates within k1 bits (product rule for short pages) confirmed by estimated Jaccard >= threshold. */
 export function sketchConfirmedVerdicts(t: FingerprintTable, sketches: Uint32Array, k1: number, threshold: number): VerdictLine[] {
+  return confirmedVerdicts(t, (i, j) => estimatedJaccard(sketches, i, j), k1, threshold);
+}
+
+/**
+ * The product's b-bit feature sketch (src/fingerprint/feature-sketch.ts) of every page under the
+ * default features, SKETCH_BINS bytes per page (zeros for pages that are not fingerprinted).
+ */
+export async function featureSketches(contents: readonly (PageContent | null)[]): Promise<Uint8Array> {
+  const fp = await createFingerprinter();
+  const out = new Uint8Array(contents.length * SKETCH_BINS);
+  contents.forEach((c, i) => {
+    if (c === null) return;
+    fp.fingerprint(c);
+    fp.featureSketch(out.subarray(i * SKETCH_BINS, (i + 1) * SKETCH_BINS));
+  });
+  return out;
+}
+
+export function featureSketchSimilarity(sketches: Uint8Array, i: number, j: number): number {
+  return sketchSimilarity(sketches.subarray(i * SKETCH_BINS, (i + 1) * SKETCH_BINS), sketches.subarray(j * SKETCH_BINS, (j + 1) * SKETCH_BINS));
+}
+
+/** Candidates within k1 bits (product rule for short pages) confirmed by similarity(i, j) >= threshold. */
+export function confirmedVerdicts(t: FingerprintTable, similarity: (i: number, j: number) => number, k1: number, threshold: number): VerdictLine[] {
   const out: VerdictLine[] = [];
   for (let i = 0; i < t.ids.length; i++) {
     const id = t.ids[i]!;
@@ -46,7 +70,7 @@ export function sketchConfirmedVerdicts(t: FingerprintTable, sketches: Uint32Arr
       const d = popcount32((t.hi[i]! ^ t.hi[j]!) >>> 0) + popcount32((t.lo[i]! ^ t.lo[j]!) >>> 0);
       if (d > k1 || d >= bestD) continue;
       if (d > 0 && (t.short[i] !== 0 || t.short[j] !== 0)) continue;
-      if (d > 0 && estimatedJaccard(sketches, i, j) < threshold) continue;
+      if (d > 0 && similarity(i, j) < threshold) continue;
       best = j;
       bestD = d;
     }

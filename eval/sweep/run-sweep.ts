@@ -15,7 +15,7 @@ import { CONFIG_OPTIONS } from '../../src/config.js';
 import { parseVerdictLine, scoreVerdicts, type Scores } from '../score.js';
 import { FEATURE_BUCKETS, distancesBy, featureBucket, twoStageGrid, worstKindRecall, type TwoStageResult } from './analysis.js';
 import { chooseRecommended, compareVerdicts, planCosts } from './choose.js';
-import { contentSketches, sketchConfirmedVerdicts } from './content-sketch.js';
+import { confirmedVerdicts, contentSketches, featureSketchSimilarity, featureSketches, sketchConfirmedVerdicts } from './content-sketch.js';
 import { SWEEP_CONFIGS, describeChange } from './configs.js';
 import { fingerprintAll } from './fingerprint-all.js';
 import { loadCorpus } from './load-corpus.js';
@@ -160,6 +160,31 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
   }
   secondStage.push({ first: recommended.name, second: 'content-sketch', grid: sketchGrid });
+
+  // The product's own second sketch: b-bit one-permutation MinHash of the default features (64 bytes per page).
+  if (recommended.name === 'default') {
+    const fs = await featureSketches(corpus.contents);
+    const grid = [];
+    for (const k1 of [3, 4, 6, 8, 10]) {
+      for (const threshold of [0.5, 0.6, 0.7, 0.8, 0.9]) {
+        const sc = scoreVerdicts(labels, confirmedVerdicts(table, (i, j) => featureSketchSimilarity(fs, i, j), k1, threshold));
+        grid.push({
+          k1,
+          k2: threshold,
+          precision: sc.overall.precision,
+          recall: sc.overall.recall,
+          f1: sc.overall.f1,
+          falsePositiveRateOriginals: sc.overall.falsePositiveRateOriginals,
+          duplicateRateSubstantive: sc.overall.duplicateRateSubstantive,
+          worstKind: worstKindRecall(sc.byKind),
+          recallByKind: Object.fromEntries(Object.entries(sc.byKind).filter(([k]) => isNearDuplicateKind(k)).map(([k, v]) => [k, v.recall])),
+          hardNegativesCalledDuplicate: sc.byKind['hard-negative'] === undefined ? null : sc.byKind['hard-negative'].falsePositives / sc.byKind['hard-negative'].pages,
+        });
+      }
+    }
+    secondStage.push({ first: recommended.name, second: 'feature-sketch', grid });
+    log(`second stage (feature sketch): ${grid.map((g) => `k1=${g.k1} J>=${g.k2}: R=${g.recall?.toFixed(3)} FPR=${g.falsePositiveRateOriginals?.toFixed(4)} hard=${g.hardNegativesCalledDuplicate?.toFixed(3)}`).join('; ')}`);
+  }
 
   let cliAgreement = null;
   if (values.compare !== '') {

@@ -53,6 +53,8 @@ export interface SecondStagePoint {
   readonly duplicateRateSubstantive: number | null;
   readonly worstKind: { kind: string; recall: number } | null;
   readonly recallByKind: Record<string, number | null>;
+  /** Share of hard negatives called duplicate (feature-sketch grid only). */
+  readonly hardNegativesCalledDuplicate?: number | null;
 }
 
 export interface PlanCostRow {

@@ -12,9 +12,18 @@
  *  - APOS   ' and U+2019, kept inside a word ("don't") and a separator elsewhere
  *  - HIGH   high surrogate: the tokenizer pairs it (astral Han is HAN, other
  *           astral code points are SEP)
- *  - JUNK   C0/C1 controls (except whitespace), U+FFFD, U+FFFE/U+FFFF, lone
- *           low surrogates: counted to detect binary garbage
+ *  - JUNK   U+FFFD, U+FFFE/U+FFFF, lone low surrogates: counted to detect
+ *           binary garbage, and a word boundary
+ *  - CONTROL C0/C1 controls (except whitespace and NUL), DEL: counted as junk
+ *           too, but invisible and no word boundary (a stray control inside
+ *           a word renders as nothing)
  *  - SPACE  whitespace (separator that does not count towards "non-space")
+ *  - IGNORE invisible when rendered, and not a word boundary: NUL (the HTML
+ *           tree builder drops it from text), \p{Default_Ignorable_Code_Point}
+ *           that is not a letter (soft hyphen, ZWJ/ZWNJ, word joiner, BOM,
+ *           bidi marks, embeddings and isolates, variation selectors), except
+ *           U+200B ZERO WIDTH SPACE, which Thai, Khmer and Lao text uses
+ *           between words
  *
  * FOLD maps a code unit to its case-folded form: `toLowerCase()` when that is
  * a single code unit, full-width ASCII (U+FF01..U+FF5E) to ASCII, U+2019 to '.
@@ -28,6 +37,8 @@ export const APOS = 5;
 export const HIGH = 6;
 export const JUNK = 7;
 export const SPACE = 8;
+export const IGNORE = 9;
+export const CONTROL = 10;
 
 export const CLASS = new Uint8Array(65536);
 export const FOLD = new Uint16Array(65536);
@@ -38,21 +49,25 @@ function build(): void {
   const han = /\p{Script=Han}/u;
   const kana = /[\p{Script=Hiragana}\p{Script=Katakana}\u30fc]/u;
   const space = /\s/u;
+  const ignorable = /\p{Default_Ignorable_Code_Point}/u;
   for (let c = 0; c < 65536; c++) {
     let fold = c;
     let cls = SEP;
     if (c >= 0xd800 && c <= 0xdbff) cls = HIGH;
     else if (c >= 0xdc00 && c <= 0xdfff) cls = JUNK;
+    else if (c === 0) cls = IGNORE;
     else if (c < 0x80) {
       if ((c >= 0x61 && c <= 0x7a)) cls = WORD;
       else if (c >= 0x41 && c <= 0x5a) { cls = WORD; fold = c + 32; }
       else if (c >= 0x30 && c <= 0x39) cls = DIGIT;
       else if (c === 0x27) cls = APOS;
       else if (c === 9 || c === 10 || c === 11 || c === 12 || c === 13 || c === 32) cls = SPACE;
-      else if (c < 0x20 || c === 0x7f) cls = JUNK;
+      else if (c < 0x20 || c === 0x7f) cls = CONTROL;
     } else {
       const s = String.fromCharCode(c);
-      if (c <= 0x9f || c === 0xfffd || c === 0xfffe || c === 0xffff) cls = JUNK;
+      if (c <= 0x9f) cls = CONTROL;
+      else if (c === 0xfffd || c === 0xfffe || c === 0xffff) cls = JUNK;
+      else if (c !== 0x200b && ignorable.test(s) && !letter.test(s)) cls = IGNORE;
       else if (c === 0x2019) { cls = APOS; fold = 0x27; }
       else if (space.test(s)) cls = SPACE;
       else if (han.test(s)) cls = HAN;

@@ -11,6 +11,7 @@
 import { ConfigError } from '../errors.js';
 import { loadJiebaSegmenter, type CjkSegmenter } from './cjk-segmenter.js';
 import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix } from './feature-hash.js';
+import { featureSketch } from './feature-sketch.js';
 import { FeatureCounter, type StaticTable64 } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
 import { Simhash } from './simhash.js';
@@ -83,6 +84,8 @@ export interface FingerprintResult {
 export interface Fingerprinter {
   readonly options: Readonly<FeatureOptions>;
   fingerprint(page: PageContent): FingerprintResult;
+  /** The b-bit MinHash sketch (feature-sketch.ts, SKETCH_BINS bytes) of the features of the page last fingerprinted. */
+  featureSketch(out: Uint8Array): void;
 }
 
 const MAX_SHINGLE = 8;
@@ -209,6 +212,10 @@ class SimhashFingerprinter implements Fingerprinter {
       short: features > 0 && features < this.options.minFeatures,
       empty: features === 0,
     };
+  }
+
+  featureSketch(out: Uint8Array): void {
+    featureSketch(this.counter.entryA, this.counter.entryB, this.counter.size, out);
   }
 
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */

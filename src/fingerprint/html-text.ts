@@ -13,6 +13,8 @@
  * contents of <template> <svg> <math> <object> <applet> <canvas> <video>
  * <audio> <map>.
  *
+ * <html> <body> <main> <article> are never chrome, whatever their class or id.
+ *
  * With boilerplate 'remove' it also drops whole elements that are page chrome
  * rather than content (paper section 4: site templates make hot prefixes; two
  * articles of one site must not look alike because they share a menu):
@@ -52,8 +54,14 @@ const F_PLAINTEXT = 64;
 const F_P = 128;
 /** Phrasing elements: their class/id is not checked for chrome (dates and counters inside them are normalised by the tokenizer). */
 const F_INLINE = 2048;
+/**
+ * Page containers: their class, id and role describe the page, not a part of it
+ * (WordPress writes <body class="single has-sidebar ...">), so they are never chrome.
+ */
+const F_CONTAINER = 4096;
 /** Sibling group in bits 8..10 (li, dt/dd, option, tr, td/th). */
 const GROUP_SHIFT = 8;
+const GROUP_MASK = 7;
 
 /** 30-bit hash of a lower-case ASCII name (FNV-1a), a Smi on every V8 build. */
 function nameHash(s: string): number {
@@ -78,12 +86,16 @@ flag('title', F_TITLE);
 flag('plaintext', F_PLAINTEXT);
 flag('p', F_P);
 flag('a abbr b bdi bdo cite code data dfn em font i kbd mark q rp rt ruby s samp small span strong sub sup tt u var', F_INLINE);
+flag('html body main article', F_CONTAINER);
 flag('li', 1 << GROUP_SHIFT);
 flag('dt dd', 2 << GROUP_SHIFT);
 flag('option', 3 << GROUP_SHIFT);
 flag('tr', 4 << GROUP_SHIFT);
 flag('td th', 5 << GROUP_SHIFT);
 
+const N_P = nameHash('p');
+const N_BR = nameHash('br');
+const N_BODY = nameHash('body');
 const A_CLASS = nameHash('class');
 const A_ID = nameHash('id');
 const A_ROLE = nameHash('role');
@@ -119,16 +131,12 @@ function findEndTag(html: string, name: string, i: number): number {
   }
 }
 
-function indexOrEnd(html: string, ch: string, from: number): number {
-  const i = html.indexOf(ch, from);
-  return i === -1 ? html.length : i;
-}
-
 export class HtmlTextExtractor {
   private stack = new Int32Array(256);
   private depth = 0;
   private readonly open = new IntTable(256);
   private readonly chromeCache = new Map<string, boolean>();
+  private readonly noEndTagFrom = new Map<string, number>();
   private readonly remove: boolean;
   private skipFrom = -1;
   private pendingSpace = false;
@@ -136,9 +144,13 @@ export class HtmlTextExtractor {
   /** Set by scanName: the end of the last scanned name and its hash. */
   private nameEnd = 0;
   private nameKey = 0;
-  /** Next '"' and "'" at or after the last position asked for (html.length if none). */
-  private nextDq = -1;
-  private nextSq = -1;
+  /** Set by attributes(): the tag ended with '/>'; a class, id, role or style named chrome. */
+  private selfClosing = false;
+  private chrome = false;
+  /** A <body> start tag has been seen (then no comment or script is checked for swallowing it). */
+  private bodySeen = false;
+  /** Index of the next '<body' (-1: none left; -2: not searched yet). */
+  private nextBody = -2;
 
   constructor(mode: BoilerplateMode) {
     this.remove = mode === 'remove';
@@ -154,8 +166,9 @@ export class HtmlTextExtractor {
     this.open.clear();
     this.skipFrom = -1;
     this.pendingSpace = false;
-    this.nextDq = -1;
-    this.nextSq = -1;
+    if (this.noEndTagFrom.size > 0) this.noEndTagFrom.clear();
+    this.bodySeen = false;
+    this.nextBody = -2;
     let i = 0;
     while (i < n) {
       if (this.skipFrom >= 0) {
@@ -206,11 +219,10 @@ export class HtmlTextExtractor {
     if (c >= 0x61 && c <= 0x7a) return this.startTag(html, lt);
     if (c === 0x2f) return this.endTag(html, lt);
     if (c === 0x21 || c === 0x3f) {
-      this.pendingSpace = true;
-      if (html.startsWith('<!--', lt)) {
-        const e = html.indexOf('-->', lt + 4);
-        return e === -1 ? n : e + 3;
-      }
+      // Comments, bogus comments and doctypes render as nothing: "foo<!-- -->bar" shows "foobar",
+      // so they are no word boundary (React and other renderers put '<!-- -->' between text nodes).
+      if (html.startsWith('<!--', lt)) return this.comment(html, lt + 4);
+      // Doctype, CDATA outside foreign content, '<?': a bogus comment, to the next '>'.
       const e = html.indexOf('>', lt + 2);
       return e === -1 ? n : e + 1;
     }
@@ -224,6 +236,47 @@ export class HtmlTextExtractor {
       out.units[out.length++] = 0x3c;
     }
     return lt + 1;
+  }
+
+  /**
+   * A comment whose text starts at j (after '<!--'); returns the index after it. 13.2.5.43-52:
+   * '<!-->' and '<!--->' are empty comments; '-->' or '--!>' ends one. An unterminated comment
+   * runs to the end of the input in the standard, which empties a truncated page whose head
+   * holds a stray '<!--'; we end it at its first '>' instead (what browsers did before HTML5),
+   * so such a page is still decided. Pages without the damage are unaffected.
+   */
+  private comment(html: string, j: number): number {
+    const n = html.length;
+    if (j < n && html.charCodeAt(j) === 0x3e) return j + 1;
+    if (j + 1 < n && html.charCodeAt(j) === 0x2d && html.charCodeAt(j + 1) === 0x3e) return j + 2;
+    let e = html.indexOf('--', j);
+    while (e !== -1) {
+      // '--' then any further '-', then '>' or '!>'.
+      let k = e + 2;
+      while (k < n && html.charCodeAt(k) === 0x2d) k++;
+      if (k < n && html.charCodeAt(k) === 0x3e) return this.swallowsBody(html, j, k) ? this.recoverComment(html, j) : k + 1;
+      if (k + 1 < n && html.charCodeAt(k) === 0x21 && html.charCodeAt(k + 1) === 0x3e) return this.swallowsBody(html, j, k) ? this.recoverComment(html, j) : k + 2;
+      e = html.indexOf('--', k);
+    }
+    return this.recoverComment(html, j);
+  }
+
+  private recoverComment(html: string, j: number): number {
+    const gt = html.indexOf('>', j);
+    return gt === -1 ? html.length : gt + 1;
+  }
+
+  /**
+   * Whether a comment or raw-text element opened before <body> reaches past the page's <body
+   * tag: damage (a truncated comment or script in the head whose end is some later comment's or
+   * script's), not a comment. Checked only until <body> is seen, so it costs one search per
+   * head-level comment or script.
+   */
+  private swallowsBody(html: string, from: number, end: number): boolean {
+    if (this.bodySeen || this.nextBody === -1) return false;
+    // The next '<body' at or after `from`, searched again only once passed: linear in the page.
+    if (this.nextBody < from) this.nextBody = html.indexOf('<body', from);
+    return this.nextBody !== -1 && this.nextBody < end;
   }
 
   /** Scans a tag or attribute name from j, lower-casing ASCII; sets nameEnd and nameKey. */
@@ -250,44 +303,69 @@ export class HtmlTextExtractor {
     const nameStart = lt + 1;
     const nameLen = j - nameStart;
     const flags = TAG_FLAGS.get(name);
-    const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE)) === 0;
-    let chrome = false;
-    let selfClosing = false;
-    if (!collect) {
-      // Fast path: no attribute matters, only the end of the tag ('>' outside quotes), found with
-      // native indexOf; the next quote positions are cached so the scan stays linear.
-      for (;;) {
-        const gt = html.indexOf('>', j);
-        if (gt === -1) return n;
-        if (this.nextDq < j) this.nextDq = indexOrEnd(html, '"', j);
-        if (this.nextSq < j) this.nextSq = indexOrEnd(html, "'", j);
-        const q = this.nextDq < this.nextSq ? this.nextDq : this.nextSq;
-        if (q > gt) {
-          j = gt;
-          break;
+    if (name === N_BODY) this.bodySeen = true;
+    const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE | F_CONTAINER)) === 0;
+    j = this.attributes(html, j, collect);
+    if (j < 0) return n;
+    const chrome = this.chrome;
+    const selfClosing = this.selfClosing;
+    this.pendingSpace = true;
+    if ((flags & (F_RAW | F_TITLE)) !== 0) {
+      const tag = html.slice(nameStart, nameStart + nameLen).toLowerCase();
+      // A name known to have no end tag after an earlier position has none after this one
+      // either: '<script>' repeated 50,000 times stays linear.
+      const noEnd = this.noEndTagFrom.get(tag);
+      let e = noEnd !== undefined && noEnd <= j ? -1 : findEndTag(html, tag, j);
+      if (e === -1 && noEnd === undefined) this.noEndTagFrom.set(tag, j);
+      if (e !== -1 && this.swallowsBody(html, j, e)) e = -1;
+      const end = e === -1 ? n : e;
+      if (e === -1) return this.unterminatedRawText(html, j);
+      if ((flags & F_TITLE) !== 0 && this.skipFrom < 0) {
+        // RCDATA: a '<' inside the title is text.
+        for (let p = this.copyText(html, j, end); p < end; p = this.copyText(html, p + 1, end)) {
+          this.out.units[this.out.length++] = 0x3c;
         }
-        const e = html.indexOf(q === this.nextDq ? '"' : "'", q + 1);
-        if (e === -1) return n;
-        j = e + 1;
+        this.pendingSpace = true;
       }
-      selfClosing = html.charCodeAt(j - 1) === 0x2f && j - 1 > lt + nameLen;
-      j++;
+      const close = this.attributes(html, e + 2 + nameLen, false);
+      return close < 0 ? n : close;
     }
-    // Attributes: name[=value]; quoted values may contain '>'.
-    for (; collect; ) {
+    if ((flags & F_PLAINTEXT) !== 0) {
+      if (this.skipFrom < 0) this.copyText(html, j, n);
+      return n;
+    }
+    if ((flags & F_VOID) !== 0 || selfClosing) return j;
+    this.implicitClose(flags);
+    const skip = (flags & F_SKIP) !== 0 || (this.remove && (chrome || (flags & F_CHROME) !== 0));
+    this.push(name);
+    if (skip && this.skipFrom < 0) this.skipFrom = this.depth - 1;
+    return j;
+  }
+
+  /**
+   * Lexes the attributes of a tag from j to its '>' as the WHATWG tokenizer does (13.2.5.32-42):
+   * only a quote right after '=' opens a quoted value, so "alt=Don't" is an unquoted value and
+   * a quote inside a name is part of the name. Quoted values are skipped with indexOf. Sets
+   * selfClosing ('/>' ends the tag) and, when collect, chrome. Returns the index after '>', or
+   * -1 when the input ends inside the tag (the standard then drops the tag).
+   */
+  private attributes(html: string, j: number, collect: boolean): number {
+    const n = html.length;
+    this.chrome = false;
+    this.selfClosing = false;
+    for (;;) {
       let c = 0;
-      while (j < n) {
-        c = html.charCodeAt(j);
-        if (c === 0x2f) selfClosing = true;
-        else if (!isTagSpace(c)) break;
+      while (j < n && isTagSpace((c = html.charCodeAt(j)))) j++;
+      if (j >= n) return -1;
+      if (c === 0x3e) return j + 1;
+      if (c === 0x2f) {
         j++;
+        if (j < n && html.charCodeAt(j) === 0x3e) {
+          this.selfClosing = true;
+          return j + 1;
+        }
+        continue;
       }
-      if (j >= n) return n;
-      if (c === 0x3e) {
-        j++;
-        break;
-      }
-      selfClosing = false;
       const as = j;
       this.scanName(html, j, n, true);
       j = this.nameEnd;
@@ -302,7 +380,7 @@ export class HtmlTextExtractor {
         const q = j < n ? html.charCodeAt(j) : 0;
         if (q === 0x22 || q === 0x27) {
           const e = html.indexOf(q === 0x22 ? '"' : "'", j + 1);
-          if (e === -1) return n;
+          if (e === -1) return -1;
           vs = j + 1;
           ve = e;
           j = e + 1;
@@ -316,34 +394,25 @@ export class HtmlTextExtractor {
           ve = j;
         }
       }
-      if (collect && !chrome && ae - as >= 2 && ae - as <= 11) chrome = this.chromeAttribute(html, attr, vs, ve);
+      if (collect && !this.chrome && ae - as >= 2 && ae - as <= 11) this.chrome = this.chromeAttribute(html, attr, vs, ve);
     }
-    this.pendingSpace = true;
-    if ((flags & (F_RAW | F_TITLE)) !== 0) {
-      const tag = html.slice(nameStart, nameStart + nameLen).toLowerCase();
-      const e = findEndTag(html, tag, j);
-      const end = e === -1 ? n : e;
-      if ((flags & F_TITLE) !== 0 && this.skipFrom < 0) {
-        // RCDATA: a '<' inside the title is text.
-        for (let p = this.copyText(html, j, end); p < end; p = this.copyText(html, p + 1, end)) {
-          this.out.units[this.out.length++] = 0x3c;
-        }
-        this.pendingSpace = true;
-      }
-      if (e === -1) return n;
-      const close = html.indexOf('>', e);
-      return close === -1 ? n : close + 1;
+  }
+
+  /**
+   * A <script>, <style>, <title>... whose end tag never comes. The standard makes the rest of
+   * the input its content, which empties a page truncated inside its head; we end it at its
+   * first '<' that starts a tag instead, so such a page is still decided (the element's own
+   * content, up to there, is dropped).
+   */
+  private unterminatedRawText(html: string, j: number): number {
+    const n = html.length;
+    for (let lt = html.indexOf('<', j); lt !== -1; lt = html.indexOf('<', lt + 1)) {
+      let c = lt + 1 < n ? html.charCodeAt(lt + 1) : 0;
+      if (c === 0x2f) c = lt + 2 < n ? html.charCodeAt(lt + 2) : 0;
+      c |= 0x20;
+      if (c >= 0x61 && c <= 0x7a) return lt;
     }
-    if ((flags & F_PLAINTEXT) !== 0) {
-      if (this.skipFrom < 0) this.copyText(html, j, n);
-      return n;
-    }
-    if ((flags & F_VOID) !== 0 || selfClosing) return j;
-    this.implicitClose(flags);
-    const skip = (flags & F_SKIP) !== 0 || (this.remove && (chrome || (flags & F_CHROME) !== 0));
-    this.push(name);
-    if (skip && this.skipFrom < 0) this.skipFrom = this.depth - 1;
-    return j;
+    return n;
   }
 
   private push(name: number): void {
@@ -359,8 +428,8 @@ export class HtmlTextExtractor {
   private implicitClose(flags: number): void {
     if (this.depth === 0) return;
     const topFlags = TAG_FLAGS.get(this.stack[this.depth - 1]!);
-    const group = flags >>> GROUP_SHIFT;
-    if ((group !== 0 && topFlags >>> GROUP_SHIFT === group) || ((topFlags & F_P) !== 0 && (flags & F_CLOSES_P) !== 0)) {
+    const group = (flags >>> GROUP_SHIFT) & GROUP_MASK;
+    if ((group !== 0 && ((topFlags >>> GROUP_SHIFT) & GROUP_MASK) === group) || ((topFlags & F_P) !== 0 && (flags & F_CLOSES_P) !== 0)) {
       this.popTo(this.depth - 1);
     }
   }
@@ -377,17 +446,27 @@ export class HtmlTextExtractor {
 
   private endTag(html: string, lt: number): number {
     const n = html.length;
-    this.pendingSpace = true;
     const c = lt + 2 < n ? html.charCodeAt(lt + 2) | 0x20 : 0;
     if (c >= 0x61 && c <= 0x7a) {
       this.scanName(html, lt + 2, n, false);
       const name = this.nameKey;
+      // End tags carry attributes too (ignored, but their quotes hide '>'); one cut off by the end of input is dropped.
+      const e = this.attributes(html, this.nameEnd, false);
+      if (e < 0) return n;
       if (this.open.get(name) > 0) {
         let k = this.depth - 1;
         while (this.stack[k] !== name) k--;
         this.popTo(k);
+        this.pendingSpace = true;
+      } else if (name === N_P || name === N_BR) {
+        // A stray </p> makes an empty <p>, a stray </br> a <br> (13.2.6.4.7); any other stray end tag is nothing.
+        this.pendingSpace = true;
       }
+      return e;
     }
+    // '</>' is nothing (13.2.5.7, missing-end-tag-name).
+    if (lt + 2 < n && html.charCodeAt(lt + 2) === 0x3e) return lt + 3;
+    // '</' and anything else is a bogus comment, to the next '>'.
     const close = html.indexOf('>', lt + 2);
     return close === -1 ? n : close + 1;
   }

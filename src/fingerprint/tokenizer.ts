@@ -5,11 +5,16 @@
  * - Words are maximal runs of letters, marks and digits (Unicode-aware, see
  *   char-class.ts), case-folded code unit by code unit; an apostrophe between
  *   letters stays inside the word.
- * - A word containing any digit, and a date word (month and weekday names,
- *   UTC/GMT, 星期一 ...), becomes the single NUM token; consecutive NUM tokens
- *   collapse into one. So "1,234 views", "Updated 2024-05-06 10:31:07 UTC",
- *   "2024年5月6日" each leave one NUM behind: counters and timestamps do not
- *   move the hash, but their position still shapes the shingles around them.
+ * - A number is content: "1.5.11" and "1.6.8", "Foo2" and "Foo3" give other
+ *   tokens; a number keeps its joiners (. - / : , +), so a version, a section
+ *   number or "1,234" is one token. Only where a number is a date, a time or a counter does it become
+ *   the single NUM token: date words (month and weekday names, UTC/GMT,
+ *   星期一 ...) and numbers next to them, numeric dates (2024-05-06,
+ *   06/05/2024), times (10:31, 2024-05-06T10:31:07Z), counters (1,234 views,
+ *   5 minutes ago, 阅读 5 次) and CJK dates (2024年5月6日); consecutive NUM
+ *   tokens collapse into one. So "Updated 2024-05-06 10:31:07 UTC" leaves one
+ *   NUM behind: counters and timestamps do not move the hash, but their
+ *   position still shapes the shingles around them.
  * - Han runs are segmented by the CJK mode: 'jieba' (words, one segmenter call
  *   per page), 'bigram' (overlapping character bigrams) or 'off' (a run is one
  *   token). Kana runs (Japanese) are always character bigrams, except in 'off'.
@@ -17,7 +22,7 @@
  * - Controls, U+FFFD and lone surrogates are counted as junk, so the caller can
  *   tell binary garbage from text.
  */
-import { APOS, CLASS, DIGIT, FOLD, HAN, HIGH, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
+import { APOS, CLASS, CONTROL, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
 import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash.js';
 import type { StaticTable64 } from './hash-table-64.js';
@@ -68,6 +73,90 @@ function skipDateSuffix(text: Uint16Array, s: number, e: number): number {
   return s > 0 && s < e && CLASS[text[s - 1]!] === DIGIT && DATE_SUFFIX[text[s]!] === 1 ? s + 1 : s;
 }
 
+const LAST_WORD = 0;
+/** The NUM token (a date, time or counter). */
+const LAST_NUM = 1;
+/** A number emitted as content. */
+const LAST_NUMBER = 2;
+
+/** Characters that join the parts of a date, time, version or formatted number: - / . : , + */
+function isJoiner(c: number): boolean {
+  return c === 0x2d || c === 0x2f || c === 0x2e || c === 0x3a || c === 0x2c || c === 0x2b;
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+}
+
+const TIME = /(?:^|[^0-9])[0-2]?[0-9]:[0-5][0-9](?![0-9])/;
+const YEAR_FIRST = /(?:^|[^0-9.])(?:1[89]|20)[0-9]{2}([-/.])(?:0?[1-9]|1[0-2])\1(?:0?[1-9]|[12][0-9]|3[01])(?![0-9])/;
+const YEAR_LAST = /(?:^|[^0-9.])(?:0?[1-9]|[12][0-9]|3[01])([-/.])(?:0?[1-9]|[12][0-9]|3[01])\1(?:1[89]|20)[0-9]{2}(?![0-9.])/;
+/** Words after a number that make it a counter (views, comments...) or a render time (12 queries, 597 ms), in the corpus languages. */
+const COUNTER_WORDS = new Set(
+  ('views view comments comment likes like shares share replies reply votes vote points reads visits hits followers ' +
+    'subscribers downloads clicks reactions retweets queries ms msec aufrufe kommentare antworten vues visites commentaires ' +
+    'visitas vistas comentarios visualizzazioni commenti').split(' '),
+);
+const TIME_UNITS = new Set('second seconds sec secs minute minutes min mins hour hours hr hrs day days week weeks month months year years'.split(' '));
+/** Han characters that, after a number, count something: 阅读 5 次, 3 条评论, コメント 2 件, 10 回閲覧. */
+const CJK_COUNTERS = '次条則件回';
+
+/** The ASCII word starting at or after i (skipping spaces), lower-cased, at most 16 letters, and its end. */
+function skipSpace(text: Uint16Array, i: number, n: number): number {
+  while (i < n && CLASS[text[i]!] === SPACE) i++;
+  return i;
+}
+
+function nextWord(text: Uint16Array, i: number, n: number): [string, number] {
+  i = skipSpace(text, i, n);
+  let w = '';
+  while (i < n && w.length < 16) {
+    const c = text[i]! | 0x20;
+    if (c < 0x61 || c > 0x7a || text[i]! > 0x7a) break;
+    w += String.fromCharCode(c);
+    i++;
+  }
+  return [w, i];
+}
+
+/**
+ * Whether the number text[s..e) is part of a date (2024-05-06, 06/05/2024), a time (10:31,
+ * 2024-05-06T10:31:07Z), or a counter (1,234 views; 5 minutes ago; 阅读 5 次). These are what
+ * changes between fetches of one page; any other number is content.
+ */
+function isDateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number): boolean {
+  // The group: alphanumerics joined by - / . : , + around the number, at most 40 units each side.
+  let gs = s;
+  while (gs > 0 && s - gs < 40 && (isAsciiAlnum(text[gs - 1]!) || (isJoiner(text[gs - 1]!) && gs > 1 && isAsciiAlnum(text[gs - 2]!)))) gs--;
+  let ge = e;
+  while (ge < n && ge - e < 40 && (isAsciiAlnum(text[ge]!) || (isJoiner(text[ge]!) && ge + 1 < n && isAsciiAlnum(text[ge + 1]!)))) ge++;
+  // Dates and times need a '-', '/', '.' or ':' inside the group; most numbers (and versions
+  // without a year) skip the regular expressions.
+  let colon = false;
+  let separated = false;
+  for (let k = gs; k < ge; k++) {
+    const c = text[k]!;
+    if (c === 0x3a) colon = true;
+    else if (c === 0x2d || c === 0x2f || c === 0x2e) separated = true;
+  }
+  if (colon || separated) {
+    let group = '';
+    for (let k = gs; k < ge; k++) group += String.fromCharCode(text[k]!);
+    if (colon && TIME.test(group)) return true;
+    if (separated && (YEAR_FIRST.test(group) || YEAR_LAST.test(group))) return true;
+  }
+  const [w, we] = nextWord(text, ge, n);
+  if (w.length > 0) {
+    if (COUNTER_WORDS.has(w)) return true;
+    if (TIME_UNITS.has(w) && nextWord(text, we, n)[0] === 'ago') return true;
+    return false;
+  }
+  const k = skipSpace(text, ge, n);
+  if (k >= n) return false;
+  const next = text[k]!;
+  return (k === ge && DATE_SUFFIX[next] === 1) || CJK_COUNTERS.includes(String.fromCharCode(next));
+}
+
 export interface TokenizeStats {
   /** Code units that are neither whitespace nor junk-free text: all non-space units. */
   nonSpace: number;
@@ -79,7 +168,9 @@ export class Tokenizer {
   readonly stats: TokenizeStats = { nonSpace: 0, junk: 0 };
   private readonly scratch = new Uint32Array(2);
   private readonly runs = new TextBuffer(1024);
-  private lastWasNum = false;
+  /** What the last emitted token was (LAST_*), and what came before it when it is a number. */
+  private last = LAST_WORD;
+  private beforeNumber = LAST_WORD;
 
   constructor(
     private readonly cjk: CjkMode,
@@ -100,7 +191,7 @@ export class Tokenizer {
     let wb = TOKEN_SEED_B;
     let wlen = 0;
     let digit = false;
-    this.lastWasNum = false;
+    this.last = LAST_WORD;
     let i = 0;
     while (i < n) {
       const c = text[i]!;
@@ -114,6 +205,14 @@ export class Tokenizer {
         i++;
         continue;
       }
+      // A number keeps its joiners: "1.5.11", "8.1.2", "1,234" and "v2.0" are one token each.
+      if (digit && i + 1 < n && isJoiner(c) && CLASS[text[i + 1]!] === DIGIT) {
+        wa = mix(wa, c);
+        wb = mix(wb, c);
+        wlen++;
+        i++;
+        continue;
+      }
       if (cls === APOS && wlen > 0 && i + 1 < n && CLASS[text[i + 1]!] === WORD) {
         wa = mix(wa, 0x27);
         wb = mix(wb, 0x27);
@@ -121,8 +220,13 @@ export class Tokenizer {
         i++;
         continue;
       }
+      if (cls === IGNORE || cls === CONTROL) {
+        if (cls === CONTROL) junk++;
+        i++;
+        continue;
+      }
       if (wlen > 0) {
-        this.emitWord(out, wa, wb, wlen, digit);
+        this.emitWord(out, wa, wb, wlen, digit, text, i, n);
         wa = TOKEN_SEED_A;
         wb = TOKEN_SEED_B;
         wlen = 0;
@@ -161,7 +265,7 @@ export class Tokenizer {
         i++;
       }
     }
-    if (wlen > 0) this.emitWord(out, wa, wb, wlen, digit);
+    if (wlen > 0) this.emitWord(out, wa, wb, wlen, digit, text, i, n);
     this.stats.junk = junk;
     this.stats.nonSpace = n - spaces;
   }
@@ -188,22 +292,37 @@ export class Tokenizer {
     return runs.length > 0 ? this.segmenter!.cut(runs.toString()) : undefined;
   }
 
-  private emitWord(out: TokenBuffer, wa: number, wb: number, wlen: number, digit: boolean): void {
+  /** Emits the word text[end - wlen .. end): a word token, or NUM for a date word or a number in a date, time or counter. */
+  private emitWord(out: TokenBuffer, wa: number, wb: number, wlen: number, digit: boolean, text: Uint16Array, end: number, n: number): void {
+    const a = fmix(wa ^ wlen) | 0;
+    const b = fmix(wb ^ wlen) | 0;
     if (!digit) {
-      const a = fmix(wa ^ wlen) | 0;
-      const b = fmix(wb ^ wlen) | 0;
       if (this.dateWords.get(a, b, 0) !== 1) {
         out.push(a, b, 0);
-        this.lastWasNum = false;
+        this.last = LAST_WORD;
         return;
       }
+      // "6 May": a number just before a date word belongs to the date.
+      if (this.last === LAST_NUMBER) {
+        out.length--;
+        this.last = this.beforeNumber;
+      }
+      this.emitNum(out);
+      return;
     }
-    this.emitNum(out);
+    // A number is content ("1.5.11" and "1.6.8" differ), except where it is a date, a time or a counter.
+    if (this.last === LAST_NUM || isDateTimeOrCounter(text, end - wlen, end, n)) {
+      this.emitNum(out);
+      return;
+    }
+    this.beforeNumber = this.last;
+    out.push(a, b, 0);
+    this.last = LAST_NUMBER;
   }
 
   private emitNum(out: TokenBuffer): void {
-    if (!this.lastWasNum) out.push(NUM_A, NUM_B, 1);
-    this.lastWasNum = true;
+    if (this.last !== LAST_NUM) out.push(NUM_A, NUM_B, 1);
+    this.last = LAST_NUM;
   }
 
   /** Emits segmenter words up to the next '\n'; returns the index after it. */
@@ -215,10 +334,16 @@ export class Tokenizer {
       hashUnits(w, h);
       const a = h[0]! | 0;
       const b = h[1]! | 0;
-      if (this.dateWords.get(a, b, 0) === 1) this.emitNum(out);
+      if (this.dateWords.get(a, b, 0) === 1) {
+        if (this.last === LAST_NUMBER) {
+          out.length--;
+          this.last = this.beforeNumber;
+        }
+        this.emitNum(out);
+      }
       else {
         out.push(a, b, 0);
-        this.lastWasNum = false;
+        this.last = LAST_WORD;
       }
     }
     return pi;
@@ -233,7 +358,7 @@ export class Tokenizer {
       b = mix(b, c);
     }
     out.push(fmix(a ^ (e - s)) | 0, fmix(b ^ (e - s)) | 0, 0);
-    this.lastWasNum = false;
+    this.last = LAST_WORD;
   }
 
   private emitBigrams(out: TokenBuffer, text: Uint16Array, s: number, e: number): void {
@@ -248,6 +373,6 @@ export class Tokenizer {
       const b = fmix(mix(mix(TOKEN_SEED_B, c), d) ^ 2) | 0;
       out.push(a, b, 0);
     }
-    this.lastWasNum = false;
+    this.last = LAST_WORD;
   }
 }

@@ -140,7 +140,7 @@ describe('fingerprint()', () => {
       { text: '   \n\t ' },
       { html: '<html><head><script>var words = "lots of words in a script";</script><style>p{}</style></head><body></body></html>' },
       { html: '<!-- a comment with many words in it --><nav>home about contact</nav>' },
-      { text: '12 34 2024-05-06 1,234 ... !!! ---' },
+      { text: '2024-05-06 10:31:07 ... !!! --- 06/05/2024' },
       { text: '\u0000\u0001\u0002\ufffd\ufffd abc \u0003\u0004\ufffd\ufffd\u0005' },
       { text: Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) & 0xff)).toString('utf8') },
       { text: Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) & 0xff)).toString('latin1') },

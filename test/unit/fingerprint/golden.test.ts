@@ -5,16 +5,26 @@
  * reviewed decision: regenerate with
  *   UPDATE_GOLDEN=1 node --test dist/test/unit/fingerprint/golden.test.js
  * and say why in the commit message (stored fingerprints in a running index
- * become incomparable with new ones: plan a re-fingerprint).
+ * become incomparable with new ones: plan a re-fingerprint). A change of the
+ * vectors must come with a bump of FINGERPRINT_DEFINITION
+ * (fingerprint-version.ts), which names the definition in snapshots: the
+ * digest of the vectors is recorded per definition in golden-definition.json.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createFingerprinter, fingerprintToHex, type FeatureOptions } from '../../../src/fingerprint/index.js';
+import { DEFAULT_FEATURE_OPTIONS, FINGERPRINT_DEFINITION, createFingerprinter, fingerprintToHex, fingerprintVersion, type FeatureOptions } from '../../../src/fingerprint/index.js';
 import { fixtureNames, readFixture, repoRoot } from './fixtures.js';
 
 const FILE = join(repoRoot(), 'test', 'unit', 'fingerprint', 'golden-vectors.json');
+const DEFINITION_FILE = join(repoRoot(), 'test', 'unit', 'fingerprint', 'golden-definition.json');
+
+/** Digest of the vectors' fingerprints (simhash and exact hash per page and options). */
+function digest(vectors: Vector[]): string {
+  return createHash('sha256').update(JSON.stringify(vectors.map((v) => [v.page, v.options, v.simhash, v.exact]))).digest('hex');
+}
 
 interface Vector {
   page: string;
@@ -29,6 +39,13 @@ const INLINE: Record<string, { html?: string; text?: string }> = {
   'inline:empty': { text: '' },
   'inline:english': { text: 'The quick brown fox jumps over the lazy dog while the crawler fetches another copy of the same page.' },
   'inline:chinese': { text: '中华人民共和国国务院新闻办公室今天发布白皮书，介绍了中国在生态环境保护方面取得的进展。' },
+  'inline:damaged-html': {
+    html: '\ufeff<html><head><!-- cut <meta charset=utf-8><script>var t = "</head><body><p>Con\u0007trol, bi\u200edi, N\u0000UL and so\u00adft hy&shy;phen; release 1.5.11 of c&oelig;ur &#150; 2024-05-06 10:31, 1,234 views</p><!-- end --><script>x()</script></body></html>',
+  },
+  'inline:counters': { text: 'Posted 5 minutes ago, 1,234 views, 35 comments. Page generated 2024-03-05 07:51:16 in 597 ms with 12 queries. Release 1.5.11 notes.' },
+  'inline:body-class-html': {
+    html: '<html><body class="single post-template-default has-sidebar"><main><p>A page whose body class names a sidebar keeps its content: boilerplate rules look at parts of a page, never at the page itself.</p></main></body></html>',
+  },
   'inline:mixed-html': {
     html: '<html><head><title>Caf&eacute; &amp; Co</title></head><body><nav>Home</nav><p>Ünïcödé wörds, 日本語のテキスト, 1,234 views.</p></body></html>',
   },
@@ -62,11 +79,25 @@ async function compute(): Promise<Vector[]> {
 describe('golden vectors', () => {
   it('fingerprints of fixed pages are unchanged', async () => {
     const got = await compute();
+    const definitions = JSON.parse(readFileSync(DEFINITION_FILE, 'utf8')) as Record<string, string>;
     if (process.env['UPDATE_GOLDEN'] === '1') {
+      const known = Object.entries(definitions).find(([, d]) => d === digest(got));
+      assert.ok(
+        known === undefined ? definitions[String(FINGERPRINT_DEFINITION)] === undefined : known[0] === String(FINGERPRINT_DEFINITION),
+        'the golden vectors changed: bump FINGERPRINT_DEFINITION in src/fingerprint/fingerprint-version.ts first',
+      );
       writeFileSync(FILE, JSON.stringify(got, null, 1) + '\n');
+      writeFileSync(DEFINITION_FILE, JSON.stringify({ ...definitions, [String(FINGERPRINT_DEFINITION)]: digest(got) }, null, 1) + '\n');
       return;
     }
     const want = JSON.parse(readFileSync(FILE, 'utf8')) as Vector[];
     assert.deepEqual(got, want);
+    assert.equal(definitions[String(FINGERPRINT_DEFINITION)], digest(want), 'FINGERPRINT_DEFINITION names these vectors');
+  });
+
+  it('fingerprintVersion names the definition, the options and the Unicode version', () => {
+    const v = fingerprintVersion(DEFAULT_FEATURE_OPTIONS);
+    assert.equal(v, `simhash-v${FINGERPRINT_DEFINITION};shingle=2,boilerplate=remove,cjk=jieba,weighting=tf,stopWords=1,minFeatures=32;unicode-${process.versions.unicode}`);
+    assert.notEqual(fingerprintVersion({ ...DEFAULT_FEATURE_OPTIONS, shingleSize: 3 }), v);
   });
 });

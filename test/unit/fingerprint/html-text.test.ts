@@ -1,0 +1,114 @@
+/**
+ * The HTML scanner against the WHATWG rules: the defects found on real pages
+ * as examples, then a differential test against parse5 on every real fixture
+ * page and on generated markup that exercises the tokenizer's corners
+ * (quotes inside unquoted values and names, abrupt comments, bogus comments,
+ * character references, case, stray end tags).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { fixtureNames, readFixture } from './fixtures.js';
+import { oracleText, scannerText } from './html-oracle.js';
+
+describe('HTML scanner: defects found on real pages', () => {
+  it('a quote inside an unquoted attribute value does not open a string', () => {
+    const html = "<p>one <img alt=Don't> two three</p><p>four five</p><p>it's six</p>";
+    assert.equal(scannerText(html), "one two three four five it's six");
+    assert.equal(scannerText(html, 'remove'), "one two three four five it's six");
+    assert.equal(scannerText('<p title=a"b class=x>seven</p><p>eight "nine"</p>'), 'seven eight "nine"');
+  });
+
+  it("'<!-->' and '<!--->' are empty comments, '--!>' closes one; a comment is no word boundary", () => {
+    assert.equal(scannerText('<p>one</p><!--><p>two</p><!--->three<!-- x --!>four'), 'one two threefour');
+    assert.equal(scannerText('<p>fo<!-- -->o b<?x>ar</p>'), 'foo bar');
+  });
+
+  it('named references outside Latin-1 decode to their characters', () => {
+    assert.equal(scannerText('c&oelig;ur &mdash; na&iuml;ve &Scaron;koda &NotEqualTilde; &notit; &copy2024'), 'cœur — naïve Škoda ≂̸ ¬it; ©2024');
+    assert.equal(scannerText('&bogus; &amp &#x1F600; &#0; &#xD800;'), '&bogus; & 😀 \ufffd \ufffd');
+  });
+
+  it('numeric references to 0x80..0x9F are the Windows-1252 characters', () => {
+    assert.equal(scannerText('1&#150;2 &#147;q&#148; &#128;5 &#x85;'), '1–2 “q” €5 …');
+  });
+
+  it('end tags with quoted attributes do not end at a quoted ">"', () => {
+    assert.equal(scannerText('<p>one</p title=">oops"><p>two</p>'), 'one two');
+  });
+
+  it('a truncated head (unterminated comment or script) does not empty the page', () => {
+    assert.equal(scannerText('<html><head><!-- truncated <title>T</title></head><body><p>text here</p>'), 'T text here');
+    assert.equal(scannerText('<html><head><script>var a = 1;</head><body><p>text here</p>'), 'text here');
+  });
+
+  it('a comment or script cut off in the head does not swallow the body up to a later comment or script', () => {
+    const later = '<p>kept</p><!-- footer --><script>x()</script><p>end</p>';
+    assert.equal(scannerText(`<html><head><!-- cut <meta charset="utf-8"></head><body><p>text here</p>${later}</body></html>`), 'text here kept end');
+    assert.equal(scannerText(`<html><head><script>var t = "</head><body><p>text here</p>${later}</body></html>`), 'text here kept end');
+    // After <body>, comments follow the standard.
+    assert.equal(scannerText('<body><p>a</p><!-- x <p>hidden</p> --><p>b</p></body>'), 'a b');
+  });
+});
+
+describe('HTML scanner: page containers are never chrome', () => {
+  it('a class, id or role on <html>, <body>, <main> or <article> never drops the page', () => {
+    const chromeish = fc.constantFrom('no-sidebar', 'has-sidebar', 'single post-template-default header-fixed', 'page-footer', 'nav-open', 'ads', 'menu-collapsed', 'date-2024', 'navigation');
+    fc.assert(
+      fc.property(fc.constantFrom('html', 'body', 'main', 'article'), fc.constantFrom('class', 'id', 'role'), chromeish, (tag, attr, value) => {
+        const html = `<${tag} ${attr}="${value}"><p>The content of the page is here.</p></${tag}>`;
+        assert.equal(scannerText(html, 'remove'), 'The content of the page is here.');
+      }),
+      { numRuns: 200, seed: 31 },
+    );
+    // A real page whose body class names a sidebar (the Apache manual's no-sidebar pages).
+    assert.equal(scannerText('<body id="manual-page" class="no-sidebar"><div id="page-header">Modules</div><div id="preamble"><h1>File Descriptor Limits</h1><p>When using a large number of Virtual Hosts</p></div></body>', 'remove'), 'File Descriptor Limits When using a large number of Virtual Hosts');
+  });
+});
+
+describe('HTML scanner against parse5 (differential)', () => {
+  it('gives the text of the browser DOM on every real fixture page', () => {
+    for (const name of fixtureNames()) {
+      assert.equal(scannerText(readFixture(name)), oracleText(readFixture(name)), name);
+    }
+  });
+
+  const word = fc.constantFrom('one', 'two', "it's", 'Don\'t', 'a"b', 'x=y', '5>3', 'a<b', '& c', '1 < 2', 'Über', '日本語', 'ひらがな');
+  const ref = fc.constantFrom('&amp;', '&lt;', '&oelig;', '&mdash;', '&eacute', '&notit;', '&#150;', '&#x6587;', '&#12501;', '&bogus;', '&', '&#', '&#x;', '&nbsp;', '&copy2024');
+  const text = fc.array(fc.oneof(word, ref, fc.constantFrom(' ', '\n', '\r\n', '\t')), { maxLength: 8 }).map((xs) => xs.join(''));
+  const tagName = fc.constantFrom('p', 'div', 'span', 'a', 'b', 'em', 'li', 'ul', 'h1', 'section', 'img', 'br', 'meta', 'hr', 'input', 'title', 'script', 'style', 'textarea');
+  const attrValue = fc.oneof(
+    fc.constantFrom('x', "Don't", 'a"b', '>', '/', '', 'a b', '="', "'q'", '`'),
+    fc.string({ unit: fc.constantFrom('a', '"', "'", '>', '/', '=', ' ', '<', '&'), maxLength: 5 }),
+  );
+  const attr = fc
+    .tuple(fc.constantFrom('alt', 'class', 'id', 'title', 'data-x', 'a"b', "c'd", '=e', 'HREF'), fc.constantFrom('unquoted', 'double', 'single', 'none', 'spaced'), attrValue)
+    .map(([name, quoting, value]) => {
+      if (quoting === 'none') return ` ${name}`;
+      if (quoting === 'double') return ` ${name}="${value.replace(/"/g, '')}"`;
+      if (quoting === 'single') return ` ${name}='${value.replace(/'/g, '')}'`;
+      if (quoting === 'spaced') return ` ${name} = "${value.replace(/"/g, '')}"`;
+      const v = value.replace(/[\s>]/g, '');
+      return ` ${name}=${v.length > 0 && !/^["']/.test(v) ? v : 'v'}`;
+    });
+  const caseOf = (s: string, upper: boolean): string => (upper ? s.toUpperCase() : s);
+  const startTag = fc
+    .tuple(tagName, fc.array(attr, { maxLength: 3 }), fc.constantFrom('>', '/>', ' >', ' / >'), fc.boolean())
+    .map(([name, attrs, end, upper]) => {
+      if (name === 'script' || name === 'style') return `<${name}${attrs.join('')}>if (a < b && c > d) x = "</p>";</${name}>`;
+      if (name === 'textarea' || name === 'title') return `<${name}>raw <b>text</b> &amp; more</${caseOf(name, upper)}>`;
+      return `<${caseOf(name, upper)}${attrs.join('')}${end}`;
+    });
+  const endTag = fc.tuple(tagName, fc.constantFrom('>', ' foo="a>b">', " x='>'>")).map(([name, end]) => (name === 'script' || name === 'style' || name === 'textarea' || name === 'title' ? '</p>' : `</${name}${end}`));
+  const markup = fc.constantFrom('<!-- c -->', '<!-->', '<!--->', '<!-- a -- b --!>', '<!---->', '<!DOCTYPE html>', '<?xml version="1.0"?>', '</>', '< p>', '<3', '<![CDATA[ x ]]>', '</ p>', '<!-- <p>hidden</p> -->');
+  const page = fc.array(fc.oneof(text, startTag, endTag, markup), { minLength: 1, maxLength: 30 }).map((xs) => xs.join(''));
+
+  it('gives the text of the browser DOM on generated markup', () => {
+    fc.assert(
+      fc.property(page, (html) => {
+        assert.equal(scannerText(html), oracleText(html));
+      }),
+      { numRuns: 3000, seed: 20261123 },
+    );
+  });
+});

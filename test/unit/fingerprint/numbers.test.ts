@@ -1,0 +1,79 @@
+/**
+ * A number in content is content; only dates, times and counters are not.
+ * Hard negatives (pages of one template that differ only in versions or
+ * identifiers) must not collide, and recrawls that differ only in a counter
+ * or a timestamp must keep their fingerprint.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { createFingerprinter, hammingDistance, type Fingerprinter } from '../../../src/fingerprint/index.js';
+import { fixtureNames, readFixture } from './fixtures.js';
+
+const RELEASE = (v: string): string =>
+  `<html><body><article><h1>Release notes for version ${v}</h1><p>This release of the library fixes the ` +
+  `handling of encoded paths in the router, improves the error messages of the configuration loader, and ` +
+  `updates the bundled certificate store. Upgrading from the previous release needs no changes to ` +
+  `application code. Version ${v} is available from the package index and as a source archive.</p>` +
+  `<p>Thanks to everyone who reported issues and sent patches for ${v}.</p></article></body></html>`;
+
+function distance(fp: Fingerprinter, a: string, b: string): number {
+  const x = fp.fingerprint({ html: a });
+  const y = fp.fingerprint({ html: b });
+  return hammingDistance(x.hi, x.lo, y.hi, y.lo);
+}
+
+function exactEqual(fp: Fingerprinter, a: string, b: string): boolean {
+  const x = fp.fingerprint({ html: a });
+  const y = fp.fingerprint({ html: b });
+  return x.exactHi === y.exactHi && x.exactLo === y.exactLo;
+}
+
+describe('numbers', () => {
+  let fp: Fingerprinter;
+  before(async () => {
+    fp = await createFingerprinter();
+  });
+
+  it('pages that differ only in a version number do not collide', () => {
+    assert.ok(distance(fp, RELEASE('1.5.11'), RELEASE('1.6.8')) > 0);
+    assert.equal(exactEqual(fp, RELEASE('1.5.11'), RELEASE('1.6.8')), false);
+    fc.assert(
+      fc.property(fc.tuple(fc.nat(30), fc.nat(30), fc.nat(30)), fc.tuple(fc.nat(30), fc.nat(30), fc.nat(30)), (a, b) => {
+        if (a.join('.') === b.join('.')) return;
+        assert.equal(exactEqual(fp, RELEASE(a.join('.')), RELEASE(b.join('.'))), false, `${a.join('.')} vs ${b.join('.')}`);
+        assert.ok(distance(fp, RELEASE(a.join('.')), RELEASE(b.join('.'))) > 0, `${a.join('.')} vs ${b.join('.')}`);
+      }),
+      { numRuns: 200, seed: 11 },
+    );
+  });
+
+  it('real pages with one identifier renamed (Fraction -> Fraction2) do not collide', () => {
+    for (const name of fixtureNames().filter((n) => n.startsWith('python-'))) {
+      const html = readFixture(name);
+      const renamed = html.replace(/\b(Fraction|filecmp|fcntl|InteractiveConsole)\b/g, '$12');
+      if (renamed === html) continue;
+      assert.ok(distance(fp, html, renamed) > 0, name);
+    }
+  });
+
+  it('dates, times and counters in content do not move the fingerprint', () => {
+    const page = (stamp: string, views: string, ago: string, zh: string): string =>
+      `<html><body><article><p>Last updated ${stamp}. Read ${views} views.</p><p>${RELEASE('2.0').replace(/<[^>]+>/g, ' ')}</p>` +
+      `<p>Posted ${ago} minutes ago by the maintainers. Page generated in ${Number(ago) * 7} ms with ${Number(ago) + 3} queries.</p><p>更新于${zh}，阅读 ${views} 次。</p></article></body></html>`;
+    const dates = fc.date({ min: new Date('1990-01-01'), max: new Date('2030-12-31'), noInvalidDate: true });
+    fc.assert(
+      fc.property(dates, dates, fc.nat(1_000_000), fc.nat(1_000_000), fc.integer({ min: 1, max: 59 }), fc.integer({ min: 1, max: 59 }), (d1, d2, v1, v2, m1, m2) => {
+        const stamp = (d: Date, style: number): string =>
+          [d.toISOString(), d.toISOString().slice(0, 10), d.toLocaleDateString('en-US', { dateStyle: 'long', timeZone: 'UTC' }), `${d.getUTCDate()}/${d.getUTCMonth() + 1}/${d.getUTCFullYear()}`][style]!;
+        const zh = (d: Date): string => `${d.getUTCFullYear()}年${d.getUTCMonth() + 1}月${d.getUTCDate()}日`;
+        for (let style = 0; style < 4; style++) {
+          const a = page(stamp(d1, style), v1.toLocaleString('en-US'), String(m1), zh(d1));
+          const b = page(stamp(d2, style), v2.toLocaleString('en-US'), String(m2), zh(d2));
+          assert.equal(exactEqual(fp, a, b), true, `${stamp(d1, style)} vs ${stamp(d2, style)}`);
+        }
+      }),
+      { numRuns: 200, seed: 12 },
+    );
+  });
+});
