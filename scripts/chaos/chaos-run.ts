@@ -11,9 +11,9 @@
  * silent data loss. Each input record must end in exactly one verdict or dead
  * letter; lost or duplicated records make the run fail.
  *
- * Env (all optional): CHAOS_PAGES (4000), CHAOS_KILLS (20), CHAOS_SEED (7),
+ * Env (all optional): CHAOS_PAGES (5000), CHAOS_KILLS (20), CHAOS_SEED (7),
  * CHAOS_PARTITIONS (1: decision order = input order, so verdicts compare one
- * by one), CHAOS_PUBLISH_SECONDS (150), CHAOS_HANG_SECONDS (20),
+ * by one), CHAOS_PUBLISH_SECONDS (300), CHAOS_HANG_SECONDS (20),
  * CHAOS_BROKER (1), CHAOS_REGISTRY (1), CHAOS_DRAIN_SECONDS (180),
  * CHAOS_STARTUP_SECONDS (60: a pipeline alive but not ready for this long
  * is killed and started again, and the hang recorded), CHAOS_RESULTS
@@ -52,11 +52,11 @@ function required(name: string): string {
 }
 
 const params = {
-  pages: envInt('CHAOS_PAGES', 4000),
+  pages: envInt('CHAOS_PAGES', 5000),
   kills: envInt('CHAOS_KILLS', 20),
   seed: envInt('CHAOS_SEED', 7),
   partitions: Math.max(1, envInt('CHAOS_PARTITIONS', 1)),
-  publishSeconds: envInt('CHAOS_PUBLISH_SECONDS', 150),
+  publishSeconds: envInt('CHAOS_PUBLISH_SECONDS', 300),
   hangSeconds: envInt('CHAOS_HANG_SECONDS', 20),
   broker: envInt('CHAOS_BROKER', 1) === 1,
   registry: envInt('CHAOS_REGISTRY', 1) === 1,
@@ -140,8 +140,14 @@ const chunkFiles: string[] = [];
 const hostileSent: Hostile[] = [];
 async function publishHostile(record: Hostile): Promise<void> {
   const file = join(workDir, `${record.key}.bin`);
-  writeFileSync(file, record.value);
-  await retrying(`publishing ${record.key}`, () => produceFile(brokers, TOPICS.pages, record.key, file));
+  if (record.value.length === 0) {
+    // kcat sends nothing for an empty file; an empty line after the key is an empty value.
+    writeFileSync(file, `${record.key}\t\n`);
+    await retrying(`publishing ${record.key}`, () => produceLines(brokers, TOPICS.pages, file));
+  } else {
+    writeFileSync(file, record.value);
+    await retrying(`publishing ${record.key}`, () => produceFile(brokers, TOPICS.pages, record.key, file));
+  }
   hostileSent.push(record);
 }
 
@@ -380,8 +386,10 @@ try {
   const batchVerdicts = stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; verdict?: string; duplicateOf?: string | null; error?: string });
   let avroDuplicate: { fromBuffer(b: Buffer): Record<string, unknown> } | null = null;
   try {
-    const avsc = (await import('avsc' as string)) as { Type: { forSchema(s: unknown): { fromBuffer(b: Buffer): Record<string, unknown> } } };
-    avroDuplicate = avsc.Type.forSchema(JSON.parse(readSchema('duplicate-page')));
+    // avsc comes with the registry client; it reads the Avro body after the 5-byte header.
+    type AvroType = { forSchema(s: unknown): { fromBuffer(b: Buffer): Record<string, unknown> } };
+    const avsc = (await import('avsc' as string)) as { Type?: AvroType; default?: { Type: AvroType } };
+    avroDuplicate = (avsc.Type ?? avsc.default!.Type).forSchema(JSON.parse(readSchema('duplicate-page')));
   } catch {
     avroDuplicate = null;
   }
@@ -447,6 +455,7 @@ try {
       distinctInputKeys: inputs.size,
       pagesPublished: params.pages,
       hostilePublished: hostileSent.length,
+      hostileMissingFromInput: hostileSent.filter((h) => !inputs.has(h.key)).map((h) => h.key),
       outputs: { novel: novel!.length, duplicate: duplicate!.length, deadLetters: dlq!.length },
       lost,
       duplicated,

@@ -109,7 +109,7 @@ export async function deadLetterCodes(brokers: string, topic: string): Promise<M
   );
   const codes = new Map<string, string>();
   for (const line of stdout.split('\n')) {
-    const m = /^(\d+:\d+) .*?dedup\.error\.code=([A-Z_]+)/.exec(line);
+    const m = /^(\d+:\d+) .*?dedup\.error\.code=([A-Z0-9_]+)/.exec(line);
     if (m) codes.set(m[1]!, m[2]!);
   }
   return codes;
