@@ -5,7 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfig, redactConfig } from '../../../src/config.js';
 import { createRecordCodecFromConfig, readSchema, type RecordCodec } from '../../../src/wire/record-codec.js';
@@ -20,7 +24,7 @@ interface SeenRequest {
 }
 
 /** A Confluent-compatible registry in miniature: subjects, versions, ids, per-subject config. */
-async function startRegistry(options: { compatibility?: string; credentials?: { username: string; password: string } } = {}) {
+async function startRegistry(options: { compatibility?: string; credentials?: { username: string; password: string }; tls?: { key: string; cert: string } } = {}) {
   const seen: SeenRequest[] = [];
   const schemas: string[] = [];
   const subjects = new Map<string, number[]>();
@@ -29,7 +33,7 @@ async function startRegistry(options: { compatibility?: string; credentials?: { 
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -61,11 +65,12 @@ async function startRegistry(options: { compatibility?: string; credentials?: { 
       }
       return send(res, 404, { error_code: 40401, message: 'Subject not found' });
     });
-  });
+  };
+  const server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }, handler) : createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     seen,
     subjects,
@@ -209,4 +214,36 @@ test('registry options are validated with the rest of the config', () => {
   assert.throws(() => loadConfig({ DEDUP_SCHEMA_REGISTRY_TIMEOUT_MS: '0' }), /must be >= 100/);
   assert.equal(loadConfig({}).schemaRegistryTimeoutMs, 5000);
   assert.ok(readSchema('crawled-page').includes('"name"'));
+});
+
+/** A self-signed certificate for 127.0.0.1 (valid until 2125), its own CA. */
+const TEST_CERT = `-----BEGIN CERTIFICATE-----
+MIIBkTCCATagAwIBAgIUVRR/1H6056GziqP8v5dwTmc3xnswCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyMzA5NDQ0OFoYDzIxMjYxMDMw
+MDk0NDQ4WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAARjafbzM3rYC305BKgU594meYOPMZje5/xmHvpPsLsy4pHdEMvBzDUx
+5BwSNzjw66HiZyyo7r8Ugd7SFRc5k69Go2QwYjAdBgNVHQ4EFgQUPei7KeIMSBTd
+FXtqZe4RjgEeaRswHwYDVR0jBBgwFoAUPei7KeIMSBTdFXtqZe4RjgEeaRswDwYD
+VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0kAMEYC
+IQCt03YyoVepcg1g+TztYGjcyMue9PJhTKP6WSi0d3xq8wIhAPmO1aoeqdKdX4Gr
+fsT5UqzhOsj7BN4nChjUktdDAIjs
+-----END CERTIFICATE-----`;
+const TEST_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgVlUD7MCeu5/bDixR
+HDQh62eoTCA/pYbEvWwLco2UjlahRANCAARjafbzM3rYC305BKgU594meYOPMZje
+5/xmHvpPsLsy4pHdEMvBzDUx5BwSNzjw66HiZyyo7r8Ugd7SFRc5k69G
+-----END PRIVATE KEY-----`;
+
+test('an https registry signed by a private CA: trusted with the CA file, refused without it', { timeout: 20_000 }, async () => {
+  const registry = await startRegistry({ tls: { key: TEST_KEY, cert: TEST_CERT } });
+  try {
+    const caFile = join(mkdtempSync(join(tmpdir(), 'registry-ca-')), 'ca.pem');
+    writeFileSync(caFile, TEST_CERT);
+    const codec = await codecFor({ DEDUP_SCHEMA_REGISTRY_URL: registry.url, DEDUP_SCHEMA_REGISTRY_CA_FILE: caFile });
+    const change = { id: 'a', hi: 1, lo: 2, short: false, duplicateOf: null, distance: 0, fetchedAt: 3, sequence: 4 };
+    assert.deepEqual(await codec.decodeChange(await codec.encodeChange(change)), change);
+    await assert.rejects(codecFor({ DEDUP_SCHEMA_REGISTRY_URL: registry.url, DEDUP_SCHEMA_REGISTRY_TIMEOUT_MS: '2000' }), { code: 'REGISTRY' });
+  } finally {
+    await registry.close();
+  }
 });
