@@ -8,6 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from './errors.js';
+import { redactUrl } from './wire/redact-url.js';
 
 type Kind = 'string' | 'int' | 'number' | 'boolean' | 'list' | 'enum';
 
@@ -51,6 +52,10 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('topicPartitions', 'int', '3', 'Partitions for topics created at start-up.', { min: 1, max: 10000 }),
   opt('replicationFactor', 'int', '1', 'Replication factor for topics created at start-up.', { min: 1, max: 16 }),
   opt('schemaRegistryUrl', 'string', '', 'Confluent-compatible schema registry URL; empty means JSON on the wire.'),
+  opt('schemaRegistryTimeoutMs', 'int', '5000', 'Deadline of one schema registry call in milliseconds; a registry that does not answer in time is an outage (the batch is retried).', { min: 100, max: 600000 }),
+  opt('schemaRegistryUsername', 'string', '', 'Schema registry basic-auth user name (or put user:password in the URL; it is never logged).'),
+  opt('schemaRegistryPassword', 'string', '', 'Schema registry basic-auth password.', { secret: true }),
+  opt('schemaRegistryCaFile', 'string', '', 'PEM file of the CA that signed an https schema registry\u2019s certificate; empty = the system CA store.'),
   opt('outputFormat', 'enum', 'auto', 'Encoding of records written: avro (needs a registry), json, or auto (avro when a registry is set).', { values: ['auto', 'avro', 'json'] }),
   opt('kafkaSsl', 'boolean', 'false', 'Use TLS to the brokers (system CA store, or DEDUP_KAFKA_SSL_CA_FILE).'),
   opt('kafkaSslCaFile', 'string', '', 'PEM file of the CA that signed the brokers\u2019 certificates.'),
@@ -99,6 +104,10 @@ export interface DedupConfig {
   readonly topicPartitions: number;
   readonly replicationFactor: number;
   readonly schemaRegistryUrl: string;
+  readonly schemaRegistryTimeoutMs: number;
+  readonly schemaRegistryUsername: string;
+  readonly schemaRegistryPassword: string;
+  readonly schemaRegistryCaFile: string;
   readonly outputFormat: 'auto' | 'avro' | 'json';
   readonly kafkaSsl: boolean;
   readonly kafkaSslCaFile: string;
@@ -261,6 +270,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   if (out.schemaRegistryUrl && !/^https?:\/\//.test(out.schemaRegistryUrl as string)) {
     problems.push(`schemaRegistryUrl: expected an http(s) URL, got ${JSON.stringify(out.schemaRegistryUrl)}`);
   }
+  if (out.schemaRegistryCaFile && !/^https:\/\//.test(out.schemaRegistryUrl as string)) {
+    problems.push('schemaRegistryCaFile needs an https schemaRegistryUrl');
+  }
+  if (out.schemaRegistryPassword && !out.schemaRegistryUsername) {
+    problems.push('schemaRegistryPassword needs schemaRegistryUsername');
+  }
   if (out.kafkaSaslMechanism !== 'none' && (!out.kafkaSaslUsername || !out.kafkaSaslPassword)) {
     problems.push('kafkaSaslMechanism needs kafkaSaslUsername and kafkaSaslPassword');
   }
@@ -279,5 +294,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
 export function redactConfig(config: DedupConfig): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...config };
   for (const spec of CONFIG_OPTIONS) if (spec.secret && copy[spec.key]) copy[spec.key] = '***';
+  copy.schemaRegistryUrl = redactUrl(config.schemaRegistryUrl);
   return copy;
 }

@@ -6,15 +6,23 @@
  * Errors are classified here, once: a record that can never decode gets a
  * non-retriable DedupError (it goes to the dead-letter topic), a registry
  * that is down gets a retriable one (the batch is retried, nothing is
- * dead-lettered because of our own outage).
+ * dead-lettered because of our own outage). Every registry call has a
+ * deadline (see registry.ts), so an outage is an error, never a silent stall.
+ *
+ * Subjects: the pipeline registers only the subjects of the topics it writes
+ * (novel, duplicate, changelog). The input subject belongs to the crawler: the
+ * pipeline reads each record with the schema id the record names, and the
+ * page schema is registered only by a producer of pages (the demo crawler),
+ * on its first encodePage.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { DedupError } from '../errors.js';
 import { fingerprintFromBytes, fingerprintFromHex, fingerprintToBytes, fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
 import { decodeUtf8, toCrawledPage, type CrawledPage } from './crawled-page.js';
+import { createRegistryClient, DEFAULT_REGISTRY_TIMEOUT_MS, wrapRegistry, type RegistryClient, type RegistryHealth } from './registry.js';
 
 export const SCHEMA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'schemas');
 
@@ -58,6 +66,8 @@ export interface RecordCodec {
   encodeDuplicate(record: DuplicateRecord): Promise<Buffer>;
   encodeChange(change: FingerprintChange): Promise<Buffer>;
   decodeChange(value: Buffer): Promise<FingerprintChange>;
+  /** When the registry last answered and how many calls failed since; zeros without a registry. */
+  registryHealth(): RegistryHealth;
 }
 
 export interface CodecTopics {
@@ -68,8 +78,12 @@ export interface CodecTopics {
 }
 
 export interface CodecOptions {
-  /** Null: JSON only (Avro input then fails as SCHEMA_UNKNOWN). */
-  registry: SchemaRegistry | null;
+  /**
+   * Null: JSON only (Avro input then fails as SCHEMA_UNKNOWN). A bare
+   * SchemaRegistry gets deadlines of registryTimeoutMs.
+   */
+  registry: RegistryClient | SchemaRegistry | null;
+  registryTimeoutMs?: number;
   format: 'avro' | 'json';
   topics: CodecTopics;
   maxPageBytes: number;
@@ -96,41 +110,82 @@ function firstNonSpace(buffer: Buffer): number {
  * demo crawler alike, so both always speak the same format.
  */
 export function createRecordCodecFromConfig(
-  config: CodecTopics & { schemaRegistryUrl: string; outputFormat: 'auto' | 'avro' | 'json'; clientId: string; maxPageBytes: number },
+  config: CodecTopics & {
+    schemaRegistryUrl: string;
+    schemaRegistryTimeoutMs: number;
+    schemaRegistryUsername: string;
+    schemaRegistryPassword: string;
+    schemaRegistryCaFile: string;
+    outputFormat: 'auto' | 'avro' | 'json';
+    clientId: string;
+    maxPageBytes: number;
+  },
 ): Promise<RecordCodec> {
-  const registry = config.schemaRegistryUrl ? new SchemaRegistry({ host: config.schemaRegistryUrl, clientId: config.clientId }) : null;
+  const registry = config.schemaRegistryUrl
+    ? createRegistryClient({
+        url: config.schemaRegistryUrl,
+        clientId: config.clientId,
+        timeoutMs: config.schemaRegistryTimeoutMs,
+        username: config.schemaRegistryUsername,
+        password: config.schemaRegistryPassword,
+        caFile: config.schemaRegistryCaFile,
+      })
+    : null;
   const format = config.outputFormat === 'auto' ? (registry ? 'avro' : 'json') : config.outputFormat;
   return createRecordCodec({ registry, format, topics: config, maxPageBytes: config.maxPageBytes });
 }
 
-/** Registers the product's schemas (subject = <topic>-value) and returns the codec. */
-export async function createRecordCodec(options: CodecOptions): Promise<RecordCodec> {
-  const { registry, format, topics, maxPageBytes } = options;
-  if (format === 'avro' && registry === null) throw new DedupError('CONFIG_INVALID', 'avro output needs a schema registry');
+function registrationFailed(error: unknown, name: string, subject: string): DedupError {
+  if (error instanceof DedupError) return error;
+  const status = (error as { status?: unknown }).status;
+  // 409: the subject's compatibility rule refuses our schema; 422: the
+  // registry finds it invalid. Neither gets better by retrying.
+  const refused = status === 409 || status === 422;
+  return new DedupError('REGISTRY', `registering ${name} under ${subject} failed: ${(error as Error).message}`, { cause: error, retriable: !refused });
+}
 
-  const ids = { page: 0, novel: 0, duplicate: 0, change: 0 };
-  if (registry !== null) {
-    const register = async (name: Parameters<typeof readSchema>[0], topic: string): Promise<number> => {
-      try {
-        const { id } = await registry.register({ type: SchemaType.AVRO, schema: readSchema(name) }, { subject: `${topic}-value` });
-        return id;
-      } catch (error) {
-        throw new DedupError('REGISTRY', `registering ${name} under ${topic}-value failed: ${(error as Error).message}`, { cause: error, retriable: true });
-      }
-    };
-    ids.page = await register('crawled-page', topics.pagesTopic);
+/** Registers the schemas of the subjects the product writes (subject = <topic>-value) and returns the codec. */
+export async function createRecordCodec(options: CodecOptions): Promise<RecordCodec> {
+  const { format, topics, maxPageBytes } = options;
+  if (format === 'avro' && options.registry === null) throw new DedupError('CONFIG_INVALID', 'avro output needs a schema registry');
+  const client: RegistryClient | null =
+    options.registry instanceof SchemaRegistry
+      ? wrapRegistry(options.registry, { timeoutMs: options.registryTimeoutMs ?? DEFAULT_REGISTRY_TIMEOUT_MS, displayUrl: 'the schema registry' })
+      : options.registry;
+  const registry = client?.registry ?? null;
+
+  const register = async (name: Parameters<typeof readSchema>[0], topic: string): Promise<number> => {
+    const subject = `${topic}-value`;
+    try {
+      return await client!.registerSchema(subject, readSchema(name));
+    } catch (error) {
+      throw registrationFailed(error, name, subject);
+    }
+  };
+  const ids = { novel: 0, duplicate: 0, change: 0 };
+  if (format === 'avro') {
     ids.novel = await register('novel-page', topics.novelTopic);
     ids.duplicate = await register('duplicate-page', topics.duplicateTopic);
     ids.change = await register('fingerprint-changelog', topics.fingerprintsTopic);
   }
+  // The crawler's subject: registered on the first page written, never by a reader.
+  let pageId: Promise<number> | null = null;
+  const pageSchemaId = (): Promise<number> => {
+    pageId ??= register('crawled-page', topics.pagesTopic).catch((error: unknown) => {
+      pageId = null;
+      throw error;
+    });
+    return pageId;
+  };
 
   async function decodeAvro(value: Buffer): Promise<unknown> {
     if (registry === null) throw new DedupError('SCHEMA_UNKNOWN', 'Avro record but no schema registry is configured');
     if (value.length < 5) throw new DedupError('RECORD_UNDECODABLE', `Avro record of ${value.length} bytes is shorter than its 5-byte header`);
     const schemaId = value.readInt32BE(1);
     try {
-      await registry.getSchema(schemaId);
+      await client!.call(`fetching schema id ${schemaId}`, () => registry.getSchema(schemaId));
     } catch (error) {
+      if (error instanceof DedupError) throw error;
       if (isHttpStatus(error, 404)) throw new DedupError('SCHEMA_UNKNOWN', `schema id ${schemaId} is not in the registry`, { cause: error });
       throw new DedupError('REGISTRY', `fetching schema id ${schemaId} failed: ${(error as Error).message}`, { cause: error, retriable: true });
     }
@@ -157,12 +212,14 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
     throw new DedupError('RECORD_UNDECODABLE', 'record is neither Avro (magic byte 0) nor a JSON object');
   }
 
-  async function encode(id: number, avro: Record<string, unknown>, json: Record<string, unknown>): Promise<Buffer> {
+  async function encode(id: number | (() => Promise<number>), avro: Record<string, unknown>, json: Record<string, unknown>): Promise<Buffer> {
     if (format === 'json') return Buffer.from(JSON.stringify(json));
+    const schemaId = typeof id === 'number' ? id : await id();
     try {
-      return await registry!.encode(id, avro);
+      return await client!.call(`encoding with schema id ${schemaId}`, () => registry!.encode(schemaId, avro));
     } catch (error) {
-      throw new DedupError('REGISTRY', `encoding with schema id ${id} failed: ${(error as Error).message}`, { cause: error, retriable: true });
+      if (error instanceof DedupError) throw error;
+      throw new DedupError('REGISTRY', `encoding with schema id ${schemaId} failed: ${(error as Error).message}`, { cause: error, retriable: true });
     }
   }
 
@@ -170,6 +227,7 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
 
   return {
     format,
+    registryHealth: () => client?.health() ?? { lastSuccessAt: 0, consecutiveFailures: 0 },
     async decodePage(value, fallbackFetchedAt) {
       if (value !== null && value.length > maxPageBytes + 64 * 1024) {
         throw new DedupError('PAGE_TOO_LARGE', `record is ${value.length} bytes, over the ${maxPageBytes}-byte page limit`);
@@ -178,7 +236,7 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
     },
     encodePage(page) {
       return encode(
-        ids.page,
+        pageSchemaId,
         { id: page.id, url: page.url, fetchedAt: page.fetchedAt, html: page.html === null ? null : Buffer.from(page.html), text: page.text },
         { id: page.id, url: page.url, fetchedAt: page.fetchedAt, html: page.html, text: page.text },
       );
