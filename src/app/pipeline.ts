@@ -65,7 +65,14 @@ class Closers {
 }
 
 /** The parts both modes share, opened in order. */
-async function startCommon(config: DedupConfig, logger: Logger, closers: Closers, ready: () => boolean, registry: Registry, state: Omit<MetricsState, 'ready'>) {
+/** Consecutive failed registry calls after which the pipeline says it is not ready (it cannot decode Avro records). */
+const REGISTRY_FAILURES_NOT_READY = 3;
+
+async function startCommon(config: DedupConfig, logger: Logger, closers: Closers, consumerReady: () => boolean, registry: Registry, state: Omit<MetricsState, 'ready'>) {
+  // Ready = the mode's own condition (index loaded, consumer in its group and
+  // fetching) and a registry that answers: a hung registry stalls decoding.
+  let registryAnswers = (): boolean => true;
+  const ready = (): boolean => consumerReady() && registryAnswers();
   const metrics = createMetrics(registry, { ...state, ready });
   const kafka = createKafka(config, logger);
   // Topics first: nothing listens or spawns before the cluster has answered.
@@ -78,6 +85,7 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
   }
   const maxRecordBytes = await topicRecordLimits(kafka, [config.novelTopic, config.duplicateTopic, config.deadLetterTopic]);
   const codec = await createRecordCodecFromConfig(config);
+  registryAnswers = () => codec.registryHealth().consecutiveFailures < REGISTRY_FAILURES_NOT_READY;
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
   const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
   const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;

@@ -106,11 +106,13 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     const admin = kafka.admin();
     admin
       .connect()
-      .then(() => groupMembers(admin, config.groupId))
-      .then(({ members }) => {
+      .then(() => groupMembers(admin, config.groupId, kafkaClientId(config)))
+      .then(({ members, others }) => {
         metrics.groupMembers.set(members);
         logger.info('joined consumer group', { groupId: config.groupId, memberId: payload.memberId, members, assignment: payload.memberAssignment });
-        if (members > 1) {
+        // Members with our client id are this instance's killed predecessor,
+        // still waiting out its session: not another instance.
+        if (others > 0) {
           metrics.errors.inc({ code: 'GROUP_NOT_EXCLUSIVE' });
           logger.error('ANOTHER INSTANCE IS IN THIS CONSUMER GROUP: the index is not sharded, so near-duplicates split across instances will be missed', {
             groupId: config.groupId,

@@ -237,3 +237,36 @@ test('a graceful stop under load leaves nothing to replay', { timeout: 300_000 }
     await s.tearDown();
   }
 });
+
+test('a hung registry makes the pipeline unready until it answers again', { timeout: 300_000 }, async () => {
+  const s = await setUp('reghang');
+  const registryPid = Number(readFileSync(join(process.env.INFRA_STATE_DIR!, 'registry.pid'), 'utf8'));
+  let stopped = false;
+  try {
+    const p = await s.start({ DEDUP_SCHEMA_REGISTRY_URL: s.infra.registryUrl, DEDUP_SCHEMA_REGISTRY_TIMEOUT_MS: '1000' });
+    await p.waitReady();
+    // A page written with a schema version the pipeline has not seen: decoding it needs the registry.
+    const { SchemaRegistry, SchemaType } = await import('@kafkajs/confluent-schema-registry');
+    const registry = new SchemaRegistry({ host: s.infra.registryUrl });
+    const schema = JSON.parse(readFileSync(join(process.cwd(), 'schemas', 'crawled-page.avsc'), 'utf8')) as { fields: unknown[] };
+    schema.fields.push({ name: 'crawlerNote', type: ['null', 'string'], default: null });
+    const { id } = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject: `${s.topics.DEDUP_PAGES_TOPIC}-value` });
+    const page = jsonPages(1, 41)[0]!;
+    const fields = JSON.parse(page.value.toString('utf8')) as Record<string, unknown>;
+    const value = await registry.encode(id, { ...fields, html: Buffer.from(fields.html as string), text: null, crawlerNote: 'v2' });
+    process.kill(registryPid, 'SIGSTOP');
+    stopped = true;
+    await s.send([{ id: page.id, value }]);
+    await waitFor('/readyz to answer 503 while the registry hangs', async () => ((await fetch(`${p.metricsUrl}/readyz`)).status === 503 ? true : undefined), 120_000, 250);
+    const m = await scrapeMetrics(`${p.metricsUrl}/metrics`);
+    assert.ok(metricSum(m, 'dedup_errors_total', 'REGISTRY') >= 1, 'the registry failures are counted');
+    process.kill(registryPid, 'SIGCONT');
+    stopped = false;
+    await p.waitReady(120_000);
+    const out = await readCommitted(s.infra, outputsOf(s.topics), (r) => r.length >= 1, { timeoutMs: 120_000, settleMs: 500 });
+    assert.deepEqual(out.map((r) => [r.key, r.topic === s.topics.DEDUP_DEAD_LETTER_TOPIC]), [[page.id, false]], 'the page is decided, not dead-lettered');
+  } finally {
+    if (stopped) process.kill(registryPid, 'SIGCONT');
+    await s.tearDown();
+  }
+});

@@ -42,7 +42,7 @@ test('every kind of page the docs say the empty-page rule drops is empty; a lone
   const dropped: [string, { html?: string; text?: string }][] = [
     ['boilerplate only', { html: '<html><body><nav><a href="/">Home</a> <a href="/about">About us</a></nav><div class="cookie-banner">We use cookies to improve your experience</div><footer>Copyright 2026 Example Inc.</footer></body></html>' }],
     ['stop words only', { text: 'the of and a' }],
-    ['numbers, punctuation, symbols', { text: '12345 67890 !!! ??? ... — © ™ 3.14' }],
+    ['punctuation, symbols', { text: '!!! ??? ... — © ™ ¶ §' }],
     ['emoji only', { text: '😀 🎉 👍' }],
     ['attribute text only', { html: '<p><img src="cat.png" alt="a picture of a sleeping cat"></p>' }],
   ];
@@ -50,6 +50,7 @@ test('every kind of page the docs say the empty-page rule drops is empty; a lone
   for (const [kind, page] of [
     ['a single real word', { text: 'giraffe' }],
     ['only a title', { html: '<html><head><title>Quarterly report</title></head><body></body></html>' }],
+    ['only numbers (a number in content is content)', { text: '12345 67890 3.14' }],
   ] as const) {
     const r = fingerprinter.fingerprint(page);
     assert.equal(r.empty, false, kind);
