@@ -21,7 +21,7 @@ import { Registry } from 'prom-client';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import { availableParallelism } from 'node:os';
-import { createFingerprintPool, createFingerprinter, type FingerprintPool } from '../fingerprint/index.js';
+import { createFingerprintPool, createFingerprinter, fingerprintVersion, validateFeatureOptions, type FingerprintPool } from '../fingerprint/index.js';
 import { describePlan } from '../index/index.js';
 import { createDecider, featureOptionsFromConfig, planFromConfig, samePlan } from '../dedup/create-decider.js';
 import type { Decider } from '../dedup/decider.js';
@@ -91,7 +91,8 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
   const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;
   if (pool) closers.push('fingerprint pool', () => pool.close());
   logger.info('fingerprinting', { workerThreads: threads });
-  return { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes };
+  const version = fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)));
+  return { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes, fingerprintVersion: version };
 }
 
 export async function startPipeline(config: DedupConfig, logger: Logger, registry: Registry = new Registry()): Promise<Pipeline> {
@@ -111,7 +112,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   const ready = (): boolean => consumer?.ready ?? false;
   const held = () => holder?.held ?? [];
   const sum = (f: (s: ShardState) => number) => held().reduce((total, s) => total + f(s), 0);
-  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes } = await startCommon(config, logger, closers, ready, registry, {
+  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => sum((s) => s.size),
     indexBytes: () => sum((s) => s.byteLength),
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -129,7 +130,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   await answers.start();
   closers.push('answers tail', () => answers.stop());
   const cluster = await clusterId(kafka);
-  holder = createShardHolder({ kafka, clusterId: cluster, snapshots: { read: readSnapshot, write: writeSnapshot }, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
+  holder = createShardHolder({ kafka, clusterId: cluster, fingerprintVersion: version, snapshots: { read: readSnapshot, write: writeSnapshot }, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
   await holder.start();
   closers.push('shard holder', () => holder!.stop());
   const processor = createPageBatchProcessor({
@@ -141,6 +142,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
     metrics,
     maxDeadLetterBytes: config.maxPageBytes * 2,
     maxRecordBytes,
+    fingerprintVersion: version,
   });
   consumer = createShardedPagesConsumer({ kafka, config, processor, appender, answers, holder, metrics, logger, maxRecordBytes, onFatal: (error) => fail(error) });
   await consumer.start();
@@ -168,7 +170,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   const plan = planFromConfig(config);
   /** Ready = the index is loaded and the consumer is in its group, fetching. */
   const ready = (): boolean => decider !== null && (consumer?.joined ?? false);
-  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes } = await startCommon(config, logger, closers, ready, registry, {
+  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => decider?.index.size ?? 0,
     indexBytes: () => decider?.byteLength ?? 0,
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -193,7 +195,8 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     // (an end offset below the snapshot's means it was).
     const behind = Object.entries(loaded.header.offsets).some(([p, o]) => BigInt(changelogEnd[p] ?? '0') < BigInt(o));
     const reason =
-      loaded.header.k !== config.k || !samePlan(loaded.header.plan, plan) ? 'another k or table plan'
+      loaded.header.fingerprintVersion !== version ? `another fingerprint definition (${loaded.header.fingerprintVersion ?? 'unnamed'})`
+      : loaded.header.k !== config.k || !samePlan(loaded.header.plan, plan) ? 'another k or table plan'
       : loaded.header.changelogTopic !== config.fingerprintsTopic ? 'another changelog topic'
       : loaded.header.clusterId !== cluster ? `another Kafka cluster (${loaded.header.clusterId})`
       : behind ? 'a changelog that has since been recreated (its end is before the snapshot)'
@@ -213,7 +216,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   const producer = createVerdictProducer(kafka, `${config.groupId}-${config.instanceId}`, maxRecordBytes);
   await producer.connect();
   closers.push('verdict producer', () => producer.disconnect());
-  const replay = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: snapshotOffsets, codec, apply: candidate, logger, groupIdPrefix: config.groupId });
+  const replay = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: snapshotOffsets, codec, apply: candidate, logger, groupIdPrefix: config.groupId, fingerprintVersion: version });
   candidate.evict(Date.now());
   metrics.recoveryDuration.set((Date.now() - recoveryStarted) / 1000);
   logger.info('index recovered', {
@@ -241,7 +244,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     }
     const bytes = await writeSnapshot(
       config.stateDir,
-      { createdAt: new Date().toISOString(), clusterId: cluster, changelogTopic: config.fingerprintsTopic, offsets, k: config.k, plan, pages: decider.store.size },
+      { createdAt: new Date().toISOString(), clusterId: cluster, changelogTopic: config.fingerprintsTopic, offsets, k: config.k, plan, pages: decider.store.size, fingerprintVersion: version },
       decider.index,
       decider.store,
     );
@@ -259,6 +262,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     metrics,
     maxDeadLetterBytes: config.maxPageBytes * 2,
     maxRecordBytes,
+    fingerprintVersion: version,
   });
 
   let fail!: (error: unknown) => void;

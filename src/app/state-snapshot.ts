@@ -46,6 +46,8 @@ export interface SnapshotHeader {
   indexBytes: number;
   storeBytes: number;
   pages: number;
+  /** The fingerprint definition of the fingerprints held (src/fingerprint/fingerprint-version.ts). */
+  fingerprintVersion?: string;
 }
 
 export interface LoadedSnapshot {
@@ -113,6 +115,7 @@ export function validateSnapshotHeader(value: unknown): SnapshotHeader {
     throw invalid(`header.plan is not a valid table plan: ${(error as Error).message}`, error);
   }
   if (!(typeof h.k === 'number' && Number.isInteger(h.k) && h.k >= 0 && h.k <= plan.k)) throw invalid(`header.k must be an integer in 0..${plan.k}`);
+  if (h.fingerprintVersion !== undefined && typeof h.fingerprintVersion !== 'string') throw invalid('header.fingerprintVersion must be a string');
   for (const field of ['indexBytes', 'storeBytes', 'pages'] as const) {
     if (!isCount(h[field])) throw invalid(`header.${field} must be a non-negative integer`);
   }

@@ -13,6 +13,14 @@ import type { FingerprintChange, RecordCodec } from '../wire/record-codec.js';
 import type { Decider, RestoredDecision } from '../dedup/decider.js';
 import type { Logger } from '../logger.js';
 
+/**
+ * Record header naming the fingerprint definition (feature options, the
+ * fingerprinter's definition number, Unicode version) a changelog entry was
+ * computed with. Fingerprints of different definitions are not comparable:
+ * replay refuses to mix them.
+ */
+export const FINGERPRINT_VERSION_HEADER = 'dedup.fingerprint.version';
+
 export interface ReplayResult {
   records: number;
   /** Next offset per partition after replay (the snapshot offsets to write later). */
@@ -70,6 +78,8 @@ export async function replayChangelog(options: {
   groupIdPrefix: string;
   /** Only these partitions (a sharded index restores the shards it owns); default all. */
   partitions?: readonly number[];
+  /** The fingerprint definition this build computes: an entry made with another one stops the replay. */
+  fingerprintVersion?: string;
   timeoutMs?: number;
 }): Promise<ReplayResult> {
   const { kafka, topic, codec, logger } = options;
@@ -134,6 +144,14 @@ export async function replayChangelog(options: {
         try {
           for (const message of batch.messages) {
             if (message.value === null) continue; // a tombstone: nothing to restore
+            const version = message.headers?.[FINGERPRINT_VERSION_HEADER]?.toString();
+            if (options.fingerprintVersion !== undefined && version !== undefined && version !== options.fingerprintVersion) {
+              throw new DedupError(
+                'CONFIG_INVALID',
+                `changelog ${topic} holds fingerprints of another definition (${version}); this build computes ${options.fingerprintVersion}. ` +
+                  'They cannot be compared: start with a new changelog topic and state directory, or run the build that wrote them',
+              );
+            }
             const change = await codec.decodeChange(message.value);
             if (change.sequence < 0) throw new DedupError('RECORD_UNDECODABLE', `changelog record ${change.id} has no sequence number`);
             apply(change);

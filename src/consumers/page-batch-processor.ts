@@ -12,6 +12,7 @@ import type { Decider, Verdict } from '../dedup/decider.js';
 import type { CrawledPage } from '../wire/crawled-page.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
+import { FINGERPRINT_VERSION_HEADER } from './changelog.replay.js';
 
 export interface InputRecord {
   readonly partition: number;
@@ -89,6 +90,8 @@ export interface PageBatchProcessorOptions {
    * restart. Topics not listed are not checked.
    */
   readonly maxRecordBytes?: ReadonlyMap<string, number>;
+  /** Written as a header on every changelog entry (see FINGERPRINT_VERSION_HEADER). */
+  readonly fingerprintVersion?: string;
 }
 
 /** Record batch and record overhead kept free under a topic's max.message.bytes. */
@@ -279,6 +282,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
       // aborted, this is the copy that lands.
       changeMessages.push({
         key: page!.id,
+        ...(options.fingerprintVersion ? { headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion } } : {}),
         value: await codec.encodeChange({
           id: page!.id,
           hi: verdict.hi,

@@ -25,7 +25,7 @@ import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
-import { endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
+import { FINGERPRINT_VERSION_HEADER, endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
 import { join } from 'node:path';
 import { samePlan } from '../dedup/create-decider.js';
 
@@ -35,6 +35,8 @@ export interface ShardHolderOptions {
   clusterId: string;
   /** Snapshot files (src/app/state-snapshot.ts), one directory per shard. */
   snapshots: ShardSnapshots;
+  /** The fingerprint definition this build computes (changelog header, snapshot header). */
+  fingerprintVersion: string;
   config: DedupConfig;
   plan: TablePlan;
   codec: RecordCodec;
@@ -52,6 +54,7 @@ export interface ShardSnapshotHeader {
   k: number;
   plan: TablePlan;
   pages: number;
+  fingerprintVersion?: string;
 }
 
 export interface ShardSnapshots {
@@ -143,7 +146,8 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     const end = BigInt((await endOffsets(kafka, config.fingerprintsTopic))[String(shard)] ?? '0');
     const from = loaded.header.offsets[String(shard)];
     const reason =
-      loaded.header.k !== config.k || !samePlan(loaded.header.plan, plan) ? 'another k or table plan'
+      loaded.header.fingerprintVersion !== options.fingerprintVersion ? `another fingerprint definition (${loaded.header.fingerprintVersion ?? 'unnamed'})`
+      : loaded.header.k !== config.k || !samePlan(loaded.header.plan, plan) ? 'another k or table plan'
       : loaded.header.changelogTopic !== config.fingerprintsTopic ? 'another changelog topic'
       : loaded.header.clusterId !== options.clusterId ? 'another Kafka cluster'
       : from === undefined || !/^\d+$/.test(from) || BigInt(from) > end ? 'a changelog that has since been recreated'
@@ -173,6 +177,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       codec,
       logger,
       groupIdPrefix: `${config.groupId}-restore-${shard}`,
+      fingerprintVersion: options.fingerprintVersion,
       apply: (change) => {
         pending.push({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt, sequence: change.sequence });
         if (pending.length >= 65_536) flush();
@@ -209,7 +214,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       if (!owned.has(shard) || next === undefined) continue;
       await options.snapshots.write(
         shardDir(shard),
-        { createdAt: new Date().toISOString(), clusterId: options.clusterId, changelogTopic: config.fingerprintsTopic, offsets: { [String(shard)]: next.toString() }, k: config.k, plan, pages: state.store.size },
+        { createdAt: new Date().toISOString(), clusterId: options.clusterId, changelogTopic: config.fingerprintsTopic, offsets: { [String(shard)]: next.toString() }, k: config.k, plan, pages: state.store.size, fingerprintVersion: options.fingerprintVersion },
         state.index,
         state.store,
       );
@@ -247,6 +252,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
           topic: config.fingerprintsTopic,
           partition: result.inserted.shard,
           key: record.id,
+          headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion },
           value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence }),
         });
       }

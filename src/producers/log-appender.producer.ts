@@ -23,6 +23,7 @@ export interface LogRecord {
   readonly partition: number;
   readonly key: string | null;
   readonly value: Buffer;
+  readonly headers?: Record<string, string>;
 }
 
 interface Queued {
@@ -58,12 +59,12 @@ export function createLogAppender(kafka: Kafka): LogAppender {
           bytes += size(next.records);
           taken.push(next);
         }
-        const byTopic = new Map<string, { key: string | null; value: Buffer; partition: number }[]>();
+        const byTopic = new Map<string, { key: string | null; value: Buffer; partition: number; headers?: Record<string, string> }[]>();
         for (const q of taken) {
           for (const r of q.records) {
             let list = byTopic.get(r.topic);
             if (!list) byTopic.set(r.topic, (list = []));
-            list.push({ key: r.key, value: r.value, partition: r.partition });
+            list.push({ key: r.key, value: r.value, partition: r.partition, ...(r.headers ? { headers: r.headers } : {}) });
           }
         }
         try {

@@ -270,3 +270,27 @@ test('a hung registry makes the pipeline unready until it answers again', { time
     await s.tearDown();
   }
 });
+
+test('state made with another fingerprint definition is refused loudly, never mixed', { timeout: 300_000 }, async () => {
+  const s = await setUp('fpver');
+  try {
+    const p = await s.start();
+    await p.waitReady();
+    await s.send(jsonPages(50, 43));
+    await readCommitted(s.infra, outputsOf(s.topics), (r) => r.length >= 50, { timeoutMs: 120_000, settleMs: 500 });
+    p.child.kill('SIGTERM');
+    assert.equal(await p.exited, 0);
+    // Another feature option: the stored fingerprints are not comparable with the new ones.
+    const other = await s.start({ DEDUP_SHINGLE_SIZE: '3' });
+    assert.equal(await other.exited, 2, other.logs().slice(-2000)); // a configuration error
+    assert.match(other.logs(), /snapshot was made with another fingerprint definition/);
+    assert.match(other.logs(), /CONFIG_INVALID: changelog \S+ holds fingerprints of another definition/);
+    // The same definition starts again from its state.
+    const again = await s.start();
+    await again.waitReady();
+    again.child.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
+  } finally {
+    await s.tearDown();
+  }
+});
