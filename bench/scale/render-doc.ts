@@ -53,12 +53,12 @@ if (r.throughput) {
     '',
     `**Throughput** (pages/s from the summed \`dedup_pages_consumed_total\` of the case's processes; the window opens when every instance is ready and ${fmt(p.warmupFraction * 100)}% of the pages are done; medians of ${p.runs} repetition${p.runs > 1 ? 's' : ''}, the cases interleaved, the order reversed every other repetition; "vs passthrough" is against the passthrough run of the same repetition):`,
     '',
-    '| case | pages/s | vs passthrough | runs, pages/s | CPU of the instances, ms/page | broker CPU, ms/page | cores used by the instances | machine busy, cores | other load, cores | rebalances in the window |',
-    '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|',
+    '| case | pages/s | vs passthrough | runs, pages/s | CPU of the instances, ms/page | broker CPU, ms/page | cores used by the instances | machine busy, cores | other load, cores | rebalances in the window | spawn → all instances ready, s |',
+    '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const s of t.summary) {
     lines.push(
-      `| ${label(s.case)} | **${fmt(s.pagesPerSecond)}** | ${s.case === 'passthrough' ? '1' : `**${fmt(s.ratioToPassthrough, 2)}**`} | ${list(s.runsPagesPerSecond)} | ${fmt(s.cpuMsPerPage.instances, 2)} | ${fmt(s.cpuMsPerPage.broker, 2)} | ${fmt(s.cores.instances, 2)} | ${fmt(s.cores.machineBusy, 2)} of ${r.machine.cores} | ${fmt(s.cores.otherLoad, 2)} | ${fmt(s.maxRebalancesInWindow)} |`,
+      `| ${label(s.case)} | **${fmt(s.pagesPerSecond)}** | ${s.case === 'passthrough' ? '1' : `**${fmt(s.ratioToPassthrough, 2)}**`} | ${list(s.runsPagesPerSecond)} | ${fmt(s.cpuMsPerPage.instances, 2)} | ${fmt(s.cpuMsPerPage.broker, 2)} | ${fmt(s.cores.instances, 2)} | ${fmt(s.cores.machineBusy, 2)} of ${r.machine.cores} | ${fmt(s.cores.otherLoad, 2)} | ${fmt(s.maxRebalancesInWindow)} | ${fmt(s.allReadySeconds, 1)} |`,
     );
   }
   lines.push(
@@ -86,14 +86,14 @@ if (r.latency) {
   const l = r.latency;
   lines.push(
     '',
-    `**Latency at ${fmt(l.fraction * 100)}% load**: paced at ${fmt(l.ratePagesPerSecond, 1)} pages/s (${fmt(l.fraction * 100)}% of the measured sharded 1-instance rate, ${fmt(l.basePagesPerSecond)} pages/s) on a fresh ${p.partitions}-partition input topic, ${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up, one run per case: input record timestamp to the verdict being visible to a read_committed consumer of the verdict topics.`,
+    `**Latency at ${fmt(l.fraction * 100)}% load**: paced at ${fmt(l.ratePagesPerSecond, 1)} pages/s (${fmt(l.fraction * 100)}% of the measured sharded 1-instance rate, ${fmt(l.basePagesPerSecond)} pages/s) on a fresh ${p.partitions}-partition input topic, ${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up (less when the input runs out of pages: see "s sent"), one run per case: input record timestamp to the verdict being visible to a read_committed consumer of the verdict topics.`,
     '',
-    '| case | pages/s sent | pages measured | p50 | p90 | p99 | max | pages per transaction | mean answer wait | cores: instances / driver / machine busy |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| case | pages/s sent | s sent | pages measured | p50 | p90 | p99 | max | pages per transaction | mean answer wait | cores: instances / driver / machine busy |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const x of l.runs) {
     lines.push(
-      `| ${label(x.case)} | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${x.answerWaitMeanMs === null ? '-' : `${fmt(x.answerWaitMeanMs)} ms`} | ${fmt(x.instancesCores, 2)} / ${fmt(x.driverCores, 2)} / ${fmt(x.machineBusyCores, 2)} of ${r.machine.cores} |`,
+      `| ${label(x.case)} | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.pages / x.achievedPagesPerSecond, 1)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${x.answerWaitMeanMs === null ? '-' : `${fmt(x.answerWaitMeanMs)} ms`} | ${fmt(x.instancesCores, 2)} / ${fmt(x.driverCores, 2)} / ${fmt(x.machineBusyCores, 2)} of ${r.machine.cores} |`,
     );
   }
 }
@@ -103,7 +103,7 @@ if (r.restore) {
   const sizes = (shards: { shard: number; fingerprints: number }[]) => shards.map((s) => `${s.shard}: ${fmt(s.fingerprints)}`).join(', ');
   lines.push(
     '',
-    `**Restore after a crash**: two sharded instances decided the ${fmt(x.pages)} pages (${fmt(x.drainSeconds, 1)} s), then one was SIGKILLed. The survivor is polled every 50 ms (\`/readyz\`, \`dedup_shards_held\`); restore times are its own \`dedup_shard_restore_seconds\` and \`dedup_rebalance_seconds\`. One run.`,
+    `**Restore after a crash**: two sharded instances decided the ${fmt(x.pages)} pages (${fmt(x.drainSeconds, 1)} s from their spawn), then one was SIGKILLed. The survivor is polled every 50 ms (\`/readyz\`, \`dedup_shards_held\`); restore times are its own \`dedup_shard_restore_seconds\` and \`dedup_rebalance_seconds\`. One run.`,
     '',
     '| shards moved | fingerprints moved | killed instance\'s index, MB | kill → survivor not ready (failure noticed) | not ready → ready with all shards | kill → ready | shards restored | restore time, summed | longest restore at most | rebalance, begin → restored |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

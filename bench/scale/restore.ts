@@ -26,7 +26,7 @@ export interface RestoreRun {
   pages: number;
   partitions: number;
   shards: number;
-  /** Seconds for the two instances to decide the whole input before the kill. */
+  /** Seconds from spawning the two instances to their having decided the whole input, before the kill. */
   drainSeconds: number;
   movedShards: ShardSize[];
   keptShards: ShardSize[];
@@ -69,9 +69,9 @@ function longestBucket(before: Map<string, number>, after: Map<string, number>, 
 }
 
 export async function restoreRun(kafka: Kafka, stack: Stack, options: { pagesTopic: string; partitions: number; shards: number; pages: number; timeoutMs: number }): Promise<RestoreRun> {
+  const drainStarted = performance.now();
   const group = await startGroup(stack, { name: 'restore', mode: 'sharded', instances: 2 }, options.pagesTopic, options.partitions, options.shards);
   try {
-    const drainStarted = performance.now();
     const deadline = Date.now() + options.timeoutMs;
     for (;;) {
       const dead = group.instances.find((i) => i.child.hasExited());

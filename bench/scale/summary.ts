@@ -26,6 +26,8 @@ export interface CaseSummary {
   duplicateShare: number;
   maxRebalancesInWindow: number;
   maxPagesBeforeAllReady: number;
+  /** Spawn to the last instance's /readyz 200, s (median over runs). */
+  allReadySeconds: number;
 }
 
 const perPage = (seconds: number | null, pages: number): number | null => (seconds === null || pages <= 0 ? null : (seconds * 1000) / pages);
@@ -76,6 +78,7 @@ export function summarizeThroughput(runs: readonly ScaleThroughputRun[], cases: 
       duplicateShare: m((r) => (r.pagesCounted > 0 ? r.duplicates / r.pagesCounted : null), 3),
       maxRebalancesInWindow: Math.max(...of.map((r) => r.rebalancesInWindow)),
       maxPagesBeforeAllReady: Math.max(...of.map((r) => r.pagesBeforeAllReady)),
+      allReadySeconds: m((r) => Math.max(...r.readySeconds), 2),
     });
   }
   return out;
