@@ -29,6 +29,8 @@ export interface ScaleLatencyRun {
   p99Ms: number;
   maxMs: number;
   pagesPerTransaction: number;
+  /** Rebalances the instances took part in from the first paced page to the last verdict (0 = the assignment held). */
+  rebalancesDuringRun: number;
   /** Mean of the instances' own answer wait (sharded mode), ms. */
   answerWaitMeanMs: number | null;
   /** Cores used meanwhile: the instances together, this driver (producer + follower), the whole machine. */
@@ -79,6 +81,7 @@ export async function scaleLatencyRun(
     await waitFor('the verdict follower to join', () => (joined ? true : undefined), 60_000, 20);
     await producer.connect();
 
+    const rebalancesAtStart = sumOver(await scrapeAll(group), 'dedup_rebalances_total');
     const started = Date.now();
     const cpuAtStart = groupCpu(group);
     const driverAtStart = process.cpuUsage();
@@ -126,6 +129,7 @@ export async function scaleLatencyRun(
       p99Ms: quantile(latencies, 0.99),
       maxMs: latencies[latencies.length - 1] ?? NaN,
       pagesPerTransaction: transactions > 0 ? sumOver(end, 'dedup_pages_consumed_total') / transactions : NaN,
+      rebalancesDuringRun: sumOver(end, 'dedup_rebalances_total') - rebalancesAtStart,
       answerWaitMeanMs: waits > 0 ? (sumOver(end, 'dedup_answer_wait_seconds_sum') * 1000) / waits : null,
       instancesCores: cpuAtStart === null || cpuAtEnd === null ? null : (cpuAtEnd.total - cpuAtStart.total) / sendSeconds,
       driverCores: (driver.user + driver.system) / 1e6 / sendSeconds,
