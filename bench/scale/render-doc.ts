@@ -107,7 +107,7 @@ if (r.restore) {
     '',
     '| shards moved | fingerprints moved | killed instance\'s index, MB | kill → survivor not ready (failure noticed) | not ready → ready with all shards | kill → ready | shards restored | restore time, summed | longest restore at most | rebalance, begin → restored |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| ${fmt(x.movedShards.length)} of ${fmt(x.shards)} | ${fmt(x.movedFingerprints)} | ${mb(x.killedIndexBytes, 2)} | ${fmt(x.noticeSeconds, 2)} s | **${fmt(x.notReadySeconds, 2)} s** | **${fmt(x.killToReadySeconds, 2)} s** | ${fmt(x.restoredShards)} | ${fmt(x.restoreSecondsTotal, 2)} s | ${x.restoreSecondsLongestBucket ?? '-'} s | ${x.rebalanceSeconds === null ? '-' : `${fmt(x.rebalanceSeconds, 2)} s`} |`,
+    `| ${fmt(x.movedShards.length)} of ${fmt(x.shards)} | ${fmt(x.movedFingerprints)} | ${mb(x.killedIndexBytes, 2)} | ${x.noticeSeconds === null ? 'not seen' : `${fmt(x.noticeSeconds, 2)} s`} | ${x.notReadySeconds === null ? 'shorter than a poll (50 ms)' : `**${fmt(x.notReadySeconds, 2)} s**`} | **${fmt(x.killToReadySeconds, 2)} s** | ${fmt(x.restoredShards)} | ${fmt(x.restoreSecondsTotal, 2)} s | ${x.restoreSecondsLongestBucket ?? '-'} s | ${x.rebalanceSeconds === null ? '-' : `${fmt(x.rebalanceSeconds, 2)} s`} |`,
     '',
     `Shard sizes (shard: fingerprints): moved ${sizes(x.movedShards)}; kept ${sizes(x.keptShards)}. The survivor's index after the restore: ${mb(x.survivorIndexBytesAfter, 2)} MB.`,
   );

@@ -32,10 +32,10 @@ export interface RestoreRun {
   keptShards: ShardSize[];
   movedFingerprints: number;
   killedIndexBytes: number;
-  /** Kill → the survivor's /readyz first fails (its consumer saw the rebalance begin). */
-  noticeSeconds: number;
-  /** Survivor not ready → ready again, holding every shard. */
-  notReadySeconds: number;
+  /** Kill → the survivor's /readyz first fails (its consumer saw the rebalance begin); null when no poll saw it fail. */
+  noticeSeconds: number | null;
+  /** Survivor not ready → ready again, holding every shard; null when no poll saw it not ready. */
+  notReadySeconds: number | null;
   killToReadySeconds: number;
   /** From the survivor's dedup_shard_restore_seconds: shards restored after the kill, their total and longest time. */
   restoredShards: number;
@@ -94,6 +94,10 @@ export async function restoreRun(kafka: Kafka, stack: Stack, options: { pagesTop
     const killedAt = performance.now();
     victim.child.child.kill('SIGKILL');
     await victim.child.exited;
+    // Ready again = /readyz 200, every shard held, after an assignment that
+    // came later than the kill. The not-ready spell can be shorter than a poll:
+    // then it is not seen, and only the total is reported.
+    const rebalancesBefore = metricSum(survivorBefore, 'dedup_rebalances_total');
     let notReadyAt: number | null = null;
     let readyAt: number | null = null;
     const restoreDeadline = Date.now() + options.timeoutMs;
@@ -102,9 +106,9 @@ export async function restoreRun(kafka: Kafka, stack: Stack, options: { pagesTop
       const response = await fetch(`http://127.0.0.1:${survivor.metricsPort}/readyz`).catch(() => null);
       const now = performance.now();
       if (response?.status !== 200) notReadyAt ??= now;
-      else if (notReadyAt !== null) {
-        const held = metricSum(await scrape(survivor.metricsPort), 'dedup_shards_held');
-        if (held === options.shards) {
+      else {
+        const samples = await scrape(survivor.metricsPort);
+        if (metricSum(samples, 'dedup_shards_held') === options.shards && metricSum(samples, 'dedup_rebalances_total') > rebalancesBefore) {
           readyAt = now;
           break;
         }
@@ -124,8 +128,8 @@ export async function restoreRun(kafka: Kafka, stack: Stack, options: { pagesTop
       keptShards: kept,
       movedFingerprints: moved.reduce((a, s) => a + s.fingerprints, 0),
       killedIndexBytes: metricSum(victimSamples, 'dedup_index_bytes'),
-      noticeSeconds: (notReadyAt! - killedAt) / 1000,
-      notReadySeconds: (readyAt - notReadyAt!) / 1000,
+      noticeSeconds: notReadyAt === null ? null : (notReadyAt - killedAt) / 1000,
+      notReadySeconds: notReadyAt === null ? null : (readyAt - notReadyAt) / 1000,
       killToReadySeconds: (readyAt - killedAt) / 1000,
       restoredShards,
       restoreSecondsTotal: metricSum(after, 'dedup_shard_restore_seconds_sum') - metricSum(survivorBefore, 'dedup_shard_restore_seconds_sum'),

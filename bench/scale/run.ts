@@ -179,7 +179,7 @@ async function main(): Promise<void> {
     if (phases.has('restore')) {
       log('restore: two sharded instances decide the input, then one is SIGKILLed');
       const run: RestoreRun = await restoreRun(kafka, stack, { pagesTopic, partitions: params.partitions, shards: params.shards, pages: params.pages, timeoutMs: params.runTimeoutSeconds * 1000 });
-      log(`restore: ${run.movedShards.length} shards (${run.movedFingerprints} fingerprints) moved; noticed after ${run.noticeSeconds.toFixed(1)} s, ready again ${run.notReadySeconds.toFixed(1)} s later; restores ${run.restoreSecondsTotal.toFixed(2)} s in total`);
+      log(`restore: ${run.movedShards.length} shards (${run.movedFingerprints} fingerprints) moved; ready again ${run.killToReadySeconds.toFixed(1)} s after the kill (not ready for ${run.notReadySeconds?.toFixed(2) ?? 'less than a poll'} s); restores ${run.restoreSecondsTotal.toFixed(2)} s in total`);
       results.restore = run;
       save();
     }
