@@ -43,7 +43,7 @@ if (r.input) {
   const i = r.input;
   lines.push(
     '',
-    `**Input**: one topic, pre-loaded once with ${fmt(i.pages)} pages (${Object.entries(i.kinds).map(([k, v]) => `${fmt(v)} ${k}`).join(', ')}), HTML ${kb(i.htmlBytes.min)} / ${kb(i.htmlBytes.median)} / ${kb(i.htmlBytes.max)} KiB (min / median / max), ${mb(i.avroBytesTotal)} MB of Avro; every throughput run and the restore case decide all of it with a fresh group and fresh output topics.`,
+    `**Input**: ${fmt(i.pages)} pages (${Object.entries(i.kinds).map(([k, v]) => `${fmt(v)} ${k}`).join(', ')}), HTML ${kb(i.htmlBytes.min)} / ${kb(i.htmlBytes.median)} / ${kb(i.htmlBytes.max)} KiB (min / median / max), ${mb(i.avroBytesTotal)} MB of Avro; every throughput run and the restore case decide all of them, each with a fresh input topic, group and output topics.`,
   );
 }
 
@@ -51,7 +51,7 @@ if (r.throughput) {
   const t = r.throughput;
   lines.push(
     '',
-    `**Throughput** (pages/s from the summed \`dedup_pages_consumed_total\` of the case's processes; the window opens when every instance is ready and ${fmt(p.warmupFraction * 100)}% of the pages are done; medians of ${p.runs} repetition${p.runs > 1 ? 's' : ''}, the cases interleaved, the order reversed every other repetition; "vs passthrough" is against the passthrough run of the same repetition):`,
+    `**Throughput** (pages/s from the summed \`dedup_pages_consumed_total\` of the case's processes; the input is let through once every instance is ready, and the window opens when ${fmt(p.warmupFraction * 100)}% of the pages are done; medians of ${p.runs} repetition${p.runs > 1 ? 's' : ''}, the cases interleaved, the order reversed every other repetition; "vs passthrough" is against the passthrough run of the same repetition):`,
     '',
     '| case | pages/s | vs passthrough | runs, pages/s | CPU of the instances, ms/page | broker CPU, ms/page | cores used by the instances | machine busy, cores | other load, cores | rebalances in the window | spawn → all instances ready, s |',
     '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',

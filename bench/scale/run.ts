@@ -1,6 +1,7 @@
 /**
- * The scale-out benchmark's driver. On ONE pre-loaded input topic of
- * real-sized pages, interleaved in every repetition: the passthrough, single
+ * The scale-out benchmark's driver. On one set of real-sized pages, encoded
+ * once and pre-loaded before each run (behind a transaction the driver
+ * commits when every instance is ready), interleaved in every repetition: the passthrough, single
  * mode, sharded with 1 instance and sharded with 2 (or BENCH_SCALE_INSTANCES)
  * instances; then latency at a fixed pace (a share of the measured sharded
  * 1-instance rate) for single and each sharded case; then restore after a
@@ -113,8 +114,9 @@ async function main(): Promise<void> {
     kinds: pages.kinds,
   };
 
+  // The restore case's input; each throughput run loads its own gated copy (gate.ts).
   const pagesTopic = `${inputName}.pages`;
-  const needsInput = phases.has('throughput') || phases.has('restore');
+  const needsInput = phases.has('restore');
   try {
     if (needsInput) {
       await retrying('creating the input topic', () => createInputTopic(kafka, pagesTopic, params.partitions, defaults.maxPageBytes));
@@ -131,10 +133,11 @@ async function main(): Promise<void> {
         const order = r % 2 === 0 ? cases : [...cases].reverse();
         for (const spec of order) {
           const run = await scaleThroughputRun(kafka, stack, spec, {
-            pagesTopic,
+            topicPrefix: inputName,
+            input: pages,
+            maxPageBytes: defaults.maxPageBytes,
             partitions: params.partitions,
             shards: params.shards,
-            pages: params.pages,
             warmupFraction: params.warmupFraction,
             timeoutMs: params.runTimeoutSeconds * 1000,
             repetition: r + 1,

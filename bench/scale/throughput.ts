@@ -1,6 +1,7 @@
 /**
  * Throughput of one case (passthrough, single, sharded with N instances) on
- * the pre-loaded input topic. As in bench/pipeline/throughput.ts, the rate is
+ * a fresh copy of the input, pre-loaded in a transaction that is committed
+ * only once every instance is ready (gate.ts). As in bench/pipeline/throughput.ts, the rate is
  * counted from dedup_pages_consumed_total (incremented after each commit),
  * here summed over every instance and polled every 50 ms; the window opens
  * once every instance is ready and a warm-up share of the pages is done, and
@@ -10,8 +11,10 @@
  * own histograms over the whole run.
  */
 import type { Kafka } from 'kafkajs';
-import { cpuSeconds, machineBusySeconds, sleep, type Stack } from '../pipeline/common.js';
-import { groupCpu, scrapeAll, startGroup, stopGroup, sumOver, type CaseSpec } from './group.js';
+import { cpuSeconds, deleteTopics, machineBusySeconds, sleep, type Stack } from '../pipeline/common.js';
+import { createInputTopic, type EncodedPages } from '../pipeline/load.js';
+import { preloadGated } from './gate.js';
+import { groupCpu, retrying, scrapeAll, startGroup, stopGroup, sumOver, type CaseSpec, type Group } from './group.js';
 
 export interface ScaleThroughputRun {
   case: string;
@@ -24,7 +27,7 @@ export interface ScaleThroughputRun {
   pagesPerSecond: number;
   windowSeconds: number;
   pagesInWindow: number;
-  /** Pages already committed when the last instance became ready (decided by fewer instances). */
+  /** Pages already committed when the last instance became ready and the input was let through (0 unless the gate failed). */
   pagesBeforeAllReady: number;
   /** Rebalances the instances took part in inside the window (0 = the assignment held throughout). */
   rebalancesInWindow: number;
@@ -45,34 +48,42 @@ export async function scaleThroughputRun(
   kafka: Kafka,
   stack: Stack,
   spec: CaseSpec,
-  options: { pagesTopic: string; partitions: number; shards: number; pages: number; warmupFraction: number; timeoutMs: number; repetition: number },
+  options: { topicPrefix: string; input: EncodedPages; maxPageBytes: number; partitions: number; shards: number; warmupFraction: number; timeoutMs: number; repetition: number },
 ): Promise<ScaleThroughputRun> {
-  const group = await startGroup(stack, spec, options.pagesTopic, options.partitions, options.shards);
+  const pages = options.input.values.length;
+  // A fresh copy of the input per run, behind a gate opened once every instance is ready.
+  const pagesTopic = `${options.topicPrefix}-${spec.name}-r${options.repetition}.pages`;
+  await retrying('creating the input topic', () => createInputTopic(kafka, pagesTopic, options.partitions, options.maxPageBytes));
+  const gate = await preloadGated(kafka, pagesTopic, options.input);
+  let group: Group | null = null;
   try {
-    const cpu = () => ({ group: groupCpu(group), kafka: cpuSeconds(stack.kafkaPid), registry: cpuSeconds(stack.registryPid), machineBusy: machineBusySeconds() });
+    group = await startGroup(stack, spec, pagesTopic, options.partitions, options.shards);
+    await gate.open();
+    const g = group;
+    const cpu = () => ({ group: groupCpu(g), kafka: cpuSeconds(stack.kafkaPid), registry: cpuSeconds(stack.registryPid), machineBusy: machineBusySeconds() });
     const deadline = Date.now() + options.timeoutMs;
     type Mark = { t: number; count: number; rebalances: number; cpu: ReturnType<typeof cpu> };
     let first: Mark | null = null;
     let last: Mark | null = null;
     let beforeAllReady: number | null = null;
     for (;;) {
-      const dead = group.instances.find((i) => i.child.hasExited());
+      const dead = g.instances.find((i) => i.child.hasExited());
       if (dead) throw new Error(`${spec.name}: ${dead.id} exited during the run:\n${dead.child.logs().slice(-3000)}`);
-      const samples = await scrapeAll(group);
+      const samples = await scrapeAll(g);
       const count = sumOver(samples, 'dedup_pages_consumed_total');
       const rebalances = sumOver(samples, 'dedup_rebalances_total');
       const t = performance.now();
       beforeAllReady ??= count;
-      if (first === null && count > 0 && count >= options.warmupFraction * options.pages) first = { t, count, rebalances, cpu: cpu() };
-      if (count >= options.pages) {
+      if (first === null && count > 0 && count >= options.warmupFraction * pages) first = { t, count, rebalances, cpu: cpu() };
+      if (count >= pages) {
         last = { t, count, rebalances, cpu: cpu() };
         break;
       }
-      if (Date.now() > deadline) throw new Error(`${spec.name}: only ${count} of ${options.pages} pages after ${options.timeoutMs} ms`);
+      if (Date.now() > deadline) throw new Error(`${spec.name}: only ${count} of ${pages} pages after ${options.timeoutMs} ms`);
       await sleep(50);
     }
     if (first === null || first.t === last.t) throw new Error(`${spec.name}: the run ended before a window could open (every page was decided during start-up); use more pages`);
-    const end = await scrapeAll(group);
+    const end = await scrapeAll(g);
     const seconds = (last.t - first.t) / 1000;
     const inWindow = last.count - first.count;
     const diff = (a: number | null | undefined, b: number | null | undefined) => (a === null || a === undefined || b === null || b === undefined ? null : b - a);
@@ -83,13 +94,13 @@ export async function scaleThroughputRun(
       repetition: options.repetition,
       partitions: options.partitions,
       shards: spec.mode === 'sharded' ? options.shards : null,
-      pages: options.pages,
+      pages: pages,
       pagesPerSecond: inWindow / seconds,
       windowSeconds: seconds,
       pagesInWindow: inWindow,
       pagesBeforeAllReady: beforeAllReady ?? 0,
       rebalancesInWindow: last.rebalances - first.rebalances,
-      readySeconds: group.instances.map((i) => i.readySeconds),
+      readySeconds: g.instances.map((i) => i.readySeconds),
       duplicates: sumOver(end, 'dedup_verdicts_total', 'duplicate'),
       deadLetters: sumOver(end, 'dedup_dead_letters_total'),
       transactions: sumOver(end, 'dedup_transactions_total', 'committed'),
@@ -111,6 +122,8 @@ export async function scaleThroughputRun(
       shardsHeld: end.map((s) => sumOver([s], 'dedup_shards_held')),
     };
   } finally {
-    await stopGroup(kafka, group);
+    await gate.close();
+    if (group) await stopGroup(kafka, group);
+    await deleteTopics(kafka, [pagesTopic]);
   }
 }
