@@ -9,8 +9,9 @@
 #
 #   bash bench/scale/run.sh
 #
-# Sizes (environment; the defaults keep the whole run near 10 minutes on 2 cores):
-#   BENCH_PAGES=8000             pages pre-loaded once, decided by every throughput run (5-50 KB HTML)
+# Sizes (environment; the defaults keep the whole run under 10 minutes on 2 cores):
+#   BENCH_PAGES=10000            pages encoded once, loaded and decided in every run (5-50 KB HTML);
+#                                the paced runs also draw on them (rate x seconds at most)
 #   BENCH_MIN_KB=5 BENCH_MAX_KB=50 BENCH_SEED=42
 #   BENCH_PARTITIONS=6           input topic partitions
 #   BENCH_SHARDS=12              DEDUP_SHARDS of the sharded cases
@@ -18,7 +19,7 @@
 #   BENCH_RUNS=2                 repetitions of every throughput case (medians reported)
 #   BENCH_WARMUP_FRACTION=0.1    share of the pages decided before the window opens
 #   BENCH_LATENCY_FRACTION=0.5   pace, as a share of the measured sharded-1 rate
-#   BENCH_LATENCY_SECONDS=20 BENCH_LATENCY_WARMUP_SECONDS=3 BENCH_LATENCY_MAX_RATE=0
+#   BENCH_LATENCY_SECONDS=15 BENCH_LATENCY_WARMUP_SECONDS=3 BENCH_LATENCY_MAX_RATE=0
 #   BENCH_PHASES=throughput,latency,restore
 #   BENCH_SMOKE=1                label the results as a smoke run (harness check, not figures)
 #   BENCH_OUTPUT=<file>          write elsewhere (the doc is rendered only for the default file)

@@ -27,7 +27,7 @@ const startedAt = Date.now();
 const phases = new Set((process.env.BENCH_PHASES ?? 'throughput,latency,restore').split(',').map((s) => s.trim()));
 const params = {
   smoke: process.env.BENCH_SMOKE === '1',
-  pages: envInt('BENCH_PAGES', 8000),
+  pages: envInt('BENCH_PAGES', 10000),
   seed: envInt('BENCH_SEED', 42),
   minBytes: envInt('BENCH_MIN_KB', 5) * 1024,
   maxBytes: envInt('BENCH_MAX_KB', 50) * 1024,
@@ -38,7 +38,7 @@ const params = {
   warmupFraction: envInt('BENCH_WARMUP_FRACTION', 0.1),
   runTimeoutSeconds: envInt('BENCH_RUN_TIMEOUT_SECONDS', 600),
   latencyFraction: envInt('BENCH_LATENCY_FRACTION', 0.5),
-  latencySeconds: envInt('BENCH_LATENCY_SECONDS', 20),
+  latencySeconds: envInt('BENCH_LATENCY_SECONDS', 15),
   latencyWarmupSeconds: envInt('BENCH_LATENCY_WARMUP_SECONDS', 3),
   latencyMaxRate: envInt('BENCH_LATENCY_MAX_RATE', 0),
   phases: [...phases],
