@@ -76,7 +76,19 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
   const metrics = createMetrics(registry, { ...state, ready });
   const kafka = createKafka(config, logger);
   // Topics first: nothing listens or spawns before the cluster has answered.
-  if (config.createTopics) await ensureTopics(kafka, config, logger);
+  if (config.createTopics) {
+    // A busy broker can refuse a fresh topic's leader for a moment; try a few times before giving up.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await ensureTopics(kafka, config, logger);
+        break;
+      } catch (error) {
+        if (!(error instanceof DedupError && error.retriable) || attempt >= 4) throw error;
+        logger.warn('creating topics failed; retrying', { attempt, error });
+        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+      }
+    }
+  }
   let server: MetricsServer | null = null;
   if (config.metricsPort > 0) {
     server = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry, ready });

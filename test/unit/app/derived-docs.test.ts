@@ -14,6 +14,7 @@ const DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 for (const [doc, renderer] of [
   ['docs/index.md', 'bench/index/render-doc.js'],
   ['docs/performance.md', 'bench/pipeline/render-doc.js'],
+  ['docs/performance.md', 'bench/scale/render-doc.js'],
 ] as const) {
   test(`${doc} matches its benchmark results`, () => {
     const result = spawnSync(process.execPath, [join(DIST, renderer), '--check'], { cwd: join(DIST, '..'), encoding: 'utf8' });
