@@ -83,7 +83,8 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
         await ensureTopics(kafka, config, logger);
         break;
       } catch (error) {
-        if (!(error instanceof DedupError && error.retriable) || attempt >= 4) throw error;
+        const leaderNotYet = /does not host this topic-partition|LEADER_NOT_AVAILABLE|leader/i.test((error as Error).message);
+        if (!leaderNotYet || attempt >= 4) throw error;
         logger.warn('creating topics failed; retrying', { attempt, error });
         await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
       }
