@@ -109,7 +109,7 @@ test('start-up registers only the subjects the pipeline writes, whatever their c
       const change = { id: 'a', hi: 1, lo: 2, short: false, duplicateOf: null, distance: 0, fetchedAt: 3, sequence: 4 };
       assert.deepEqual(await codec.decodeChange(await codec.encodeChange(change)), change);
       // A producer of pages (the demo crawler) registers the page schema on its first page.
-      const page = { id: 'p', url: 'https://e.example/', fetchedAt: 5, html: '<p>x</p>', text: null };
+      const page = { id: 'p', url: 'https://e.example/', fetchedAt: 1_700_000_000_005, html: '<p>x</p>', text: null };
       assert.deepEqual(await codec.decodePage(await codec.encodePage(page), 0), page);
       assert.deepEqual(registry.subjects.get('crawl.pages-value')?.length, 1);
     } finally {
@@ -139,7 +139,7 @@ test('a registry that accepts connections and never answers: every call fails re
     await assert.rejects(codecFor(env), { code: 'REGISTRY', retriable: true });
 
     registry.setMode('ok');
-    const page = { id: 'p', url: '', fetchedAt: 5, html: null, text: 'back again' };
+    const page = { id: 'p', url: '', fetchedAt: 1_700_000_000_005, html: null, text: 'back again' };
     assert.deepEqual(await codec.decodePage(await codec.encodePage(page), 0), page);
     assert.equal(codec.registryHealth().consecutiveFailures, 0, 'one answer resets the count');
   } finally {
