@@ -123,7 +123,12 @@ export async function createPreparePool(options: PreparePoolOptions): Promise<Pr
       const schemas: [number, string][] = [];
       for (const id of task.schemaIds) if (!slot.schemas.has(id)) schemas.push([id, writerSchemas.get(id)!]);
       const request: PrepareRequest = { id: nextTaskId++, values: task.values.buffer as ArrayBuffer, ends: task.ends, fallbackFetchedAt: task.fallbackFetchedAt, schemas };
-      slot.worker.postMessage(request, [task.values.buffer as ArrayBuffer, task.ends.buffer as ArrayBuffer, task.fallbackFetchedAt.buffer as ArrayBuffer]);
+      try {
+        slot.worker.postMessage(request, [task.values.buffer as ArrayBuffer, task.ends.buffer as ArrayBuffer, task.fallbackFetchedAt.buffer as ArrayBuffer]);
+      } catch (error) {
+        task.reject(error);
+        continue;
+      }
       for (const [id] of schemas) slot.schemas.add(id);
       slot.task = task;
       slot.taskId = request.id;
@@ -276,6 +281,10 @@ export async function createPreparePool(options: PreparePoolOptions): Promise<Pr
     async close() {
       failure ??= new DedupError('WORKER_FAILED', 'prepare pool is closed');
       for (const t of queue.splice(0)) t.reject(failure);
+      for (const s of slots) {
+        s.task?.reject(failure);
+        s.task = undefined;
+      }
       await Promise.all(slots.map((s) => s.worker.terminate()));
     },
   };

@@ -188,3 +188,14 @@ test('a worker that dies fails the chunk with WORKER_FAILED and closes the pool'
   await assert.rejects(pool.prepare([Buffer.from('{"id":"a","text":"b"}')], [0]), { code: 'WORKER_FAILED' }, 'the pool stays closed');
   await pool.close();
 });
+
+test('closing the pool rejects the chunks in flight and every later one', async () => {
+  const codec = await createRecordCodec({ registry: null, format: 'json', topics: codecTopics, maxPageBytes: MAX_PAGE_BYTES });
+  const pool = await createPreparePool({ codec, threads: 1 });
+  // One task, on the worker when the pool closes.
+  const values = Array.from({ length: 200 }, (_, i) => Buffer.from(JSON.stringify({ id: `p${i}`, html: `<p>${'words of a page '.repeat(100)}</p>` })));
+  const inFlight = assert.rejects(pool.prepare(values, values.map(() => 0)), { code: 'WORKER_FAILED' });
+  await pool.close();
+  await inFlight;
+  await assert.rejects(pool.prepare(values.slice(0, 1), [0]), { code: 'WORKER_FAILED' });
+});
