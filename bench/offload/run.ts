@@ -9,8 +9,9 @@
  * Cases are interleaved, repeated, and medians reported; the Avro codec runs
  * against an in-memory registry with the product's schemas.
  *
- *   node dist/bench/offload/run.js [pages=2000] [runs=5] [threads=2] [chunk=500]
- * writes bench/results/offload.json
+ *   node dist/bench/offload/run.js [pages=2000] [runs=5] [threads=2] [chunk=500] [set=demo|bench]
+ * demo: src/producers/demo-pages.ts (about 4 KB of HTML each); bench: the pipeline
+ * benchmark's pages (bench/pipeline/pages.ts, 5-50 KB). Writes bench/results/offload-<set>.json
  */
 import { writeFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
@@ -23,10 +24,12 @@ import { createPreparePool } from '../../src/consumers/prepare-pool.js';
 import { createFingerprintPool, createFingerprinter } from '../../src/fingerprint/index.js';
 import { createRecordCodec } from '../../src/wire/record-codec.js';
 import { demoPages } from '../../src/producers/demo-pages.js';
+import { benchPages } from '../pipeline/pages.js';
 import { Decider } from '../../src/dedup/decider.js';
 import { FingerprintIndex, planFromBlocks } from '../../src/index/index.js';
 
-const [pagesArg, runsArg, threadsArg, chunkArg] = process.argv.slice(2);
+const [pagesArg, runsArg, threadsArg, chunkArg, setArg] = process.argv.slice(2);
+const PAGE_SET = setArg === 'bench' ? 'bench' : 'demo';
 const PAGES = Number(pagesArg ?? 2000);
 const RUNS = Number(runsArg ?? 5);
 const THREADS = Number(threadsArg ?? 2);
@@ -68,7 +71,7 @@ const results: Record<string, unknown>[] = [];
 for (const format of ['avro', 'json'] as const) {
   const codec = await createRecordCodec({ registry: memoryRegistry(), format, topics: codecTopics, maxPageBytes: 4 << 20 });
   const feed = demoPages({ seed: 42 });
-  const pages = Array.from({ length: PAGES }, () => feed.next().value!);
+  const pages = PAGE_SET === 'bench' ? benchPages({ count: PAGES, seed: 42, minBytes: 5 * 1024, maxBytes: 50 * 1024 }) : Array.from({ length: PAGES }, () => feed.next().value!);
   // Records as kafkajs hands them over: views into one larger fetch buffer.
   const values = await Promise.all(pages.map((p) => codec.encodePage({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html, text: null })));
   const fetch = Buffer.concat(values);
@@ -117,6 +120,7 @@ for (const format of ['avro', 'json'] as const) {
     const row = {
       format,
       path: name,
+      pageSet: PAGE_SET,
       pages: PAGES,
       meanHtmlBytes: Math.round(htmlBytes / PAGES),
       mainThreadMsPerPage: +median(s.main).toFixed(4),
@@ -137,7 +141,7 @@ try {
 }
 const report = {
   experiment: 'consuming-thread milliseconds per page for prepare + decide (decode, fingerprint, encode verdicts), no Kafka',
-  command: `node dist/bench/offload/run.js ${PAGES} ${RUNS} ${THREADS} ${CHUNK}`,
+  command: `node dist/bench/offload/run.js ${PAGES} ${RUNS} ${THREADS} ${CHUNK} ${PAGE_SET}`,
   date: new Date().toISOString(),
   node: process.version,
   cpus: `${cpus().length} x ${cpus()[0]?.model ?? '?'}`,
@@ -148,4 +152,4 @@ const report = {
   note: 'medians over runs after one warm-up, cases interleaved; the machine is shared, so figures are noisy',
   results,
 };
-writeFileSync(new URL('../../../bench/results/offload.json', import.meta.url), `${JSON.stringify(report, null, 1)}\n`);
+writeFileSync(new URL(`../../../bench/results/offload-${PAGE_SET}.json`, import.meta.url), `${JSON.stringify(report, null, 1)}\n`);
