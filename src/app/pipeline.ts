@@ -21,7 +21,8 @@ import { Registry } from 'prom-client';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import { availableParallelism } from 'node:os';
-import { createFingerprintPool, createFingerprinter, fingerprintVersion, validateFeatureOptions, type FingerprintPool } from '../fingerprint/index.js';
+import { createFingerprinter, fingerprintVersion, validateFeatureOptions } from '../fingerprint/index.js';
+import { createPreparePool, type PreparePool } from '../consumers/prepare-pool.js';
 import { describePlan } from '../index/index.js';
 import { createDecider, featureOptionsFromConfig, planFromConfig, samePlan } from '../dedup/create-decider.js';
 import type { Decider } from '../dedup/decider.js';
@@ -101,11 +102,12 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
   registryAnswers = () => codec.registryHealth().consecutiveFailures < REGISTRY_FAILURES_NOT_READY;
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
   const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
-  const pool: FingerprintPool | null = threads > 0 ? await createFingerprintPool({ threads, features: featureOptionsFromConfig(config) }) : null;
-  if (pool) closers.push('fingerprint pool', () => pool.close());
+  // With workers, records are decoded, fingerprinted and their novel verdicts encoded there; without, all of it here.
+  const preparePool: PreparePool | null = threads > 0 ? await createPreparePool({ codec, threads, features: featureOptionsFromConfig(config) }) : null;
+  if (preparePool) closers.push('prepare pool', () => preparePool.close());
   logger.info('fingerprinting', { workerThreads: threads });
   const version = fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)));
-  return { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes, fingerprintVersion: version };
+  return { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version };
 }
 
 export async function startPipeline(config: DedupConfig, logger: Logger, registry: Registry = new Registry()): Promise<Pipeline> {
@@ -125,7 +127,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   const ready = (): boolean => consumer?.ready ?? false;
   const held = () => holder?.held ?? [];
   const sum = (f: (s: ShardState) => number) => held().reduce((total, s) => total + f(s), 0);
-  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
+  const { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => sum((s) => s.size),
     indexBytes: () => sum((s) => s.byteLength),
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -150,7 +152,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
     topics: { sourceTopic: config.pagesTopic, ...config },
     codec,
     fingerprinter,
-    pool,
+    preparePool,
     decider: null,
     metrics,
     maxDeadLetterBytes: config.maxPageBytes * 2,
@@ -183,7 +185,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   const plan = planFromConfig(config);
   /** Ready = the index is loaded and the consumer is in its group, fetching. */
   const ready = (): boolean => decider !== null && (consumer?.joined ?? false);
-  const { metrics, kafka, server, codec, fingerprinter, pool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
+  const { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => decider?.index.size ?? 0,
     indexBytes: () => decider?.byteLength ?? 0,
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -270,7 +272,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     topics: { sourceTopic: config.pagesTopic, ...config },
     codec,
     fingerprinter,
-    pool,
+    preparePool,
     decider,
     metrics,
     maxDeadLetterBytes: config.maxPageBytes * 2,

@@ -13,6 +13,8 @@ import type { CrawledPage } from '../wire/crawled-page.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import { FINGERPRINT_VERSION_HEADER } from './changelog.replay.js';
+import type { PreparePool } from './prepare-pool.js';
+import type { PreparedMeta } from './prepare-worker.js';
 
 export interface InputRecord {
   readonly partition: number;
@@ -53,12 +55,24 @@ export function isRecordFault(error: unknown): boolean {
   return error.code === 'SCHEMA_UNKNOWN' || error.code.startsWith('RECORD_') || error.code.startsWith('PAGE_');
 }
 
+/**
+ * A page prepared by the prepare pool: its body stayed in the worker, which
+ * encoded the novel verdict the page gets with its fresh fingerprint.
+ */
+export interface OffloadedPage extends PreparedMeta {
+  /** What codec.encodeNovel writes for this page and its fresh fingerprint; null when the worker could not encode it. */
+  readonly novelValue: Buffer | null;
+}
+
+/** A decoded page: whole when decoded on this thread, without its body when prepared by the pool. */
+export type PreparedPage = CrawledPage | OffloadedPage;
+
 /** A chunk decoded and fingerprinted, not yet decided. */
 export interface PreparedChunk {
   readonly records: readonly InputRecord[];
   readonly timestamps: number[];
   /** Per record: the page, or why it cannot be decided. */
-  readonly decoded: (CrawledPage | Error)[];
+  readonly decoded: (PreparedPage | Error)[];
   /** Fingerprints of the decoded pages, in order. */
   readonly results: FingerprintResult[];
 }
@@ -75,8 +89,14 @@ export interface PageBatchProcessorOptions {
   readonly topics: ProcessorTopics;
   readonly codec: RecordCodec;
   readonly fingerprinter: Fingerprinter;
-  /** When set, pages are fingerprinted on worker threads, a chunk at a time. */
+  /** When set, pages are fingerprinted on worker threads, a chunk at a time (decoded here). */
   readonly pool?: FingerprintPool | null;
+  /**
+   * When set (it wins over `pool`), records are decoded, fingerprinted and
+   * their novel verdicts encoded on worker threads: this thread keeps the
+   * registry look-ups and the decisions.
+   */
+  readonly preparePool?: PreparePool | null;
   /** The single-instance decider; null in sharded mode (verdicts come from the shards). */
   readonly decider: Decider | null;
   readonly metrics?: DedupMetrics;
@@ -118,6 +138,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
   const dlqLimit = limits.get(topics.deadLetterTopic);
   const maxDeadLetterBytes = dlqLimit === undefined ? options.maxDeadLetterBytes : Math.min(options.maxDeadLetterBytes, Math.max(1024, dlqLimit - 16 * 1024));
   const pool = options.pool ?? null;
+  const preparePool = options.preparePool ?? null;
 
   const content = (page: CrawledPage): PageContent => (page.html !== null ? { html: page.html } : { text: page.text ?? '' });
 
@@ -176,6 +197,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
    * while the current one is decided and committed.
    */
   async function prepare(records: readonly InputRecord[]): Promise<PreparedChunk> {
+    if (preparePool !== null) return prepareOffloaded(records);
     const timestamps: number[] = [];
     const decoded: (CrawledPage | Error)[] = [];
     for (const record of records) {
@@ -193,6 +215,55 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
     return { records, timestamps, decoded, results };
   }
 
+  /** Stage one on the prepare pool; the records it leaves to this thread are decoded and fingerprinted here, as without it. */
+  async function prepareOffloaded(records: readonly InputRecord[]): Promise<PreparedChunk> {
+    const timestamps = records.map((r) => Number(r.timestamp));
+    const started = process.hrtime.bigint();
+    const outcomes = await preparePool!.prepare(
+      records.map((r) => r.value),
+      timestamps,
+    );
+    const decoded: (PreparedPage | Error)[] = [];
+    const results: FingerprintResult[] = [];
+    for (let i = 0; i < records.length; i++) {
+      const outcome = outcomes[i]!;
+      if (outcome.kind === 'page') {
+        decoded.push({ ...outcome.meta, novelValue: outcome.novelValue });
+        results.push(outcome.result);
+      } else if (outcome.kind === 'fault') {
+        decoded.push(outcome.error);
+      } else {
+        let page: CrawledPage;
+        try {
+          page = await codec.decodePage(records[i]!.value, timestamps[i]!);
+        } catch (error) {
+          if (error instanceof DedupError && error.retriable) throw error;
+          decoded.push(error instanceof Error ? error : new Error(String(error)));
+          continue;
+        }
+        decoded.push(page);
+        results.push(fingerprinter.fingerprint(content(page)));
+      }
+    }
+    if (metrics && results.length > 0) {
+      const each = Number(process.hrtime.bigint() - started) / 1e9 / results.length;
+      for (let i = 0; i < results.length; i++) metrics.fingerprintDuration.observe(each);
+    }
+    return { records, timestamps, decoded, results };
+  }
+
+  /**
+   * The novel verdict's value. A page from the pool carries it encoded for its
+   * fresh fingerprint; a repeated id whose recorded fingerprint differs (the
+   * verdict replays the recorded one) is decoded again here and encoded as
+   * without the pool.
+   */
+  async function novelValue(record: InputRecord, timestamp: number, page: PreparedPage, fresh: FingerprintResult, verdict: DecidedVerdict): Promise<Buffer> {
+    if (!('novelValue' in page)) return codec.encodeNovel({ page, hi: verdict.hi, lo: verdict.lo });
+    if (page.novelValue !== null && verdict.hi >>> 0 === fresh.hi >>> 0 && verdict.lo >>> 0 === fresh.lo >>> 0) return page.novelValue;
+    return codec.encodeNovel({ page: await codec.decodePage(record.value, timestamp), hi: verdict.hi, lo: verdict.lo });
+  }
+
   /**
    * Stage two: decide in order (this is where state changes) and encode the
    * outputs. `verdictOf` is where verdicts come from: the single-instance
@@ -204,7 +275,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
    * propagates, and the consumer stops and restarts from durable state rather
    * than dead-letter a good page and commit past it.
    */
-  async function decide(prepared: PreparedChunk, verdictOf?: (index: number, page: CrawledPage, result: FingerprintResult) => DecidedVerdict): Promise<ProcessedChunk> {
+  async function decide(prepared: PreparedChunk, verdictOf?: (index: number, page: PreparedPage, result: FingerprintResult) => DecidedVerdict): Promise<ProcessedChunk> {
     const { records, timestamps, decoded, results } = prepared;
     const writeChangelog = verdictOf === undefined;
     const novelMessages: OutputMessage[] = [];
@@ -220,7 +291,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
       const record = records[i]!;
       const item = decoded[i]!;
       let fault: unknown = null;
-      let page: CrawledPage | null = null;
+      let page: PreparedPage | null = null;
       let result: FingerprintResult | null = null;
       if (item instanceof Error) fault = item;
       else {
@@ -251,7 +322,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
       const topic = verdict.verdict === 'novel' ? topics.novelTopic : topics.duplicateTopic;
       const value =
         verdict.verdict === 'novel'
-          ? await codec.encodeNovel({ page: page!, hi: verdict.hi, lo: verdict.lo })
+          ? await novelValue(record, timestamps[i]!, page!, result!, verdict)
           : await codec.encodeDuplicate({
               page: page!,
               hi: verdict.hi,

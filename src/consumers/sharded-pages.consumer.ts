@@ -33,7 +33,7 @@ import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender } from '../producers/log-appender.producer.js';
 import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
-import type { CrawledPage } from '../wire/crawled-page.js';
+import type { PreparedPage } from './page-batch-processor.js';
 import { encodeShardRecord } from '../wire/shard-records.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { trackConsumerHealth } from './consumer-health.js';
@@ -147,7 +147,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       if (result.empty) return;
       const record = prepared.records[index]!;
       const key = sourceKey(partition, record.offset);
-      const page: CrawledPage = item;
+      const page: PreparedPage = item;
       keys.push(key);
       outstanding++;
       answers.expect(key, { hi: result.hi, lo: result.lo }, (completion: Completion) => {

@@ -37,7 +37,7 @@ export interface NovelRecord {
 }
 
 export interface DuplicateRecord {
-  page: CrawledPage;
+  page: Pick<CrawledPage, 'id' | 'url' | 'fetchedAt'>;
   hi: number;
   lo: number;
   duplicateOf: string;
@@ -68,6 +68,20 @@ export interface RecordCodec {
   decodeChange(value: Buffer): Promise<FingerprintChange>;
   /** When the registry last answered and how many calls failed since; zeros without a registry. */
   registryHealth(): RegistryHealth;
+  /** What a decoder on another thread needs to decode pages and encode novel verdicts exactly like this codec. */
+  readonly offload?: CodecOffload;
+}
+
+export interface CodecOffload {
+  readonly maxPageBytes: number;
+  /** Schema id the novel verdicts are written with (novel-page.avsc); 0 in JSON format. */
+  readonly novelSchemaId: number;
+  /**
+   * The writer schema of an Avro record's schema id, as Avro JSON; null when
+   * the id names a schema that is not Avro. Throws as decodePage does:
+   * SCHEMA_UNKNOWN (no registry, unknown id) or REGISTRY (retriable).
+   */
+  avroWriterSchema(schemaId: number): Promise<string | null>;
 }
 
 export interface CodecTopics {
@@ -228,6 +242,23 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
   return {
     format,
     registryHealth: () => client?.health() ?? { lastSuccessAt: 0, consecutiveFailures: 0 },
+    offload: {
+      maxPageBytes,
+      novelSchemaId: ids.novel,
+      async avroWriterSchema(schemaId) {
+        if (registry === null) throw new DedupError('SCHEMA_UNKNOWN', 'Avro record but no schema registry is configured');
+        let schema: unknown;
+        try {
+          schema = await client!.call(`fetching schema id ${schemaId}`, () => registry.getSchema(schemaId));
+        } catch (error) {
+          if (error instanceof DedupError) throw error;
+          if (isHttpStatus(error, 404)) throw new DedupError('SCHEMA_UNKNOWN', `schema id ${schemaId} is not in the registry`, { cause: error });
+          throw new DedupError('REGISTRY', `fetching schema id ${schemaId} failed: ${(error as Error).message}`, { cause: error, retriable: true });
+        }
+        const avro = schema as { fromBuffer?: unknown; schema?: (opts: object) => unknown };
+        return typeof avro.fromBuffer === 'function' && typeof avro.schema === 'function' ? JSON.stringify(avro.schema({ exportAttrs: true })) : null;
+      },
+    },
     async decodePage(value, fallbackFetchedAt) {
       if (value !== null && value.length > maxPageBytes + 64 * 1024) {
         throw new DedupError('PAGE_TOO_LARGE', `record is ${value.length} bytes, over the ${maxPageBytes}-byte page limit`);
