@@ -36,8 +36,8 @@ export const ERROR_CODES = {
   REGISTRY: 'schema registry operation failed',
   /** Another instance holds partitions of an unsharded index. */
   GROUP_NOT_EXCLUSIVE: 'another instance is in the consumer group of an unsharded index',
-  /** A fingerprint worker thread died; the process must restart. */
-  WORKER_FAILED: 'a fingerprint worker thread failed',
+  /** A worker thread (decode and fingerprint) died; the process must restart. */
+  WORKER_FAILED: 'a worker thread (decode and fingerprint) failed',
   /** Command-line usage error. */
   USAGE: 'command-line usage error',
 } as const;
