@@ -72,6 +72,39 @@ export interface DeciderOptions {
   readonly maxAgeSeconds?: number;
 }
 
+/** The best candidate of one probe: ref -1 when there is none. */
+export interface Closest {
+  ref: number;
+  distance: number;
+  sequence: number;
+}
+
+/**
+ * The verdict rule over one probe's hits, shared by the single index and
+ * every shard of a sharded one: the closest recorded page, ties to the
+ * smallest decision sequence, among those decided before `before`; short
+ * pages (too few features) match only exactly, on either side. Writes the
+ * answer into `out` (no allocation on the hot path).
+ */
+export function closestRecorded(hits: QueryResult, store: PageStore, short: boolean, before: number, out: Closest): Closest {
+  out.ref = -1;
+  out.distance = 65;
+  out.sequence = Infinity;
+  for (let i = 0; i < hits.count; i++) {
+    const ref = hits.refs[i]!;
+    const distance = hits.distances[i]!;
+    const sequence = store.sequenceOf(ref);
+    if (sequence >= before) continue;
+    if (distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
+    if (distance < out.distance || (distance === out.distance && sequence < out.sequence)) {
+      out.ref = ref;
+      out.distance = distance;
+      out.sequence = sequence;
+    }
+  }
+  return out;
+}
+
 export class Decider {
   readonly index: FingerprintIndex;
   readonly store: PageStore;
@@ -79,6 +112,7 @@ export class Decider {
   private readonly maxFingerprints: number;
   private readonly maxAgeSeconds: number;
   private readonly hits: QueryResult = createQueryResult(64);
+  private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
   /** No ref below this is held. */
   private lowHeld = 0;
@@ -106,19 +140,9 @@ export class Decider {
     const hits = this.hits;
     this.index.query(page.hi, page.lo, this.k, hits);
     const store = this.store;
-    let best = -1;
-    let bestDistance = 65;
-    let bestSequence = Infinity;
-    for (let i = 0; i < hits.count; i++) {
-      const ref = hits.refs[i]!;
-      const distance = hits.distances[i]!;
-      if (distance > 0 && (page.short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
-      if (distance < bestDistance || (distance === bestDistance && store.sequenceOf(ref) < bestSequence)) {
-        best = ref;
-        bestDistance = distance;
-        bestSequence = store.sequenceOf(ref);
-      }
-    }
+    closestRecorded(hits, store, page.short, Infinity, this.closest);
+    const best = this.closest.ref;
+    const bestDistance = this.closest.distance;
     const ref = this.index.insert(page.hi, page.lo);
     const seconds = Math.floor(page.fetchedAt / 1000);
     const sequence = store.nextSequence;

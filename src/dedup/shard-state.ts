@@ -20,7 +20,7 @@
  */
 import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
-import { Decider } from './decider.js';
+import { Decider, closestRecorded, type Closest } from './decider.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 
 export interface ShardCandidate {
@@ -50,6 +50,7 @@ export class ShardState {
   /** Next global sequence number this shard has not applied yet. */
   position = 0;
   private readonly hits: QueryResult = createQueryResult(64);
+  private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
 
   /** `state`: a loaded snapshot's index and page store; the position follows from its sequences. */
@@ -92,25 +93,9 @@ export class ShardState {
    * exactly, as in the single-index decider. Null when there is none.
    */
   closestBefore(hi: number, lo: number, short: boolean, before: number): ShardCandidate | null {
-    const hits = this.hits;
-    this.index.query(hi, lo, this.k, hits);
-    const store = this.store;
-    let best = -1;
-    let bestDistance = 65;
-    let bestSequence = Infinity;
-    for (let i = 0; i < hits.count; i++) {
-      const ref = hits.refs[i]!;
-      const distance = hits.distances[i]!;
-      const sequence = store.sequenceOf(ref);
-      if (sequence >= before) continue;
-      if (distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
-      if (distance < bestDistance || (distance === bestDistance && sequence < bestSequence)) {
-        best = ref;
-        bestDistance = distance;
-        bestSequence = sequence;
-      }
-    }
-    return best < 0 ? null : { ref: best, distance: bestDistance, sequence: bestSequence };
+    this.index.query(hi, lo, this.k, this.hits);
+    const best = closestRecorded(this.hits, this.store, short, before, this.closest);
+    return best.ref < 0 ? null : { ref: best.ref, distance: best.distance, sequence: best.sequence };
   }
 
   /** Records a page decided at global sequence `sequence`; returns its ref. A known id is left as it is. */
