@@ -115,8 +115,15 @@ test('every dashboard query and rule evaluates on a real Prometheus scraping the
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n--- pipeline output ---\n${pipeline.logs().slice(-4000)}`);
     });
+    // An interval snapshot is taken after a commit once the interval has passed;
+    // a fast pipeline may have committed everything inside the first interval,
+    // so a few more pages after it make sure one is written.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const more = await runCli(['demo-feed', '--count', '5', '--seed', '7'], env, 120_000);
+    assert.equal(more.code, 0, `demo-feed failed:\n${more.output.slice(-4000)}`);
+    await waitFor('an interval snapshot', async () => (metricSum(await scrapeMetrics(`${pipeline.metricsUrl}/metrics`), 'dedup_snapshot_timestamp_seconds') > 0 ? true : undefined), 60_000, 250);
     const startTime = metricSum(own, 'process_start_time_seconds');
-    const verdicts = metricSum(own, 'dedup_verdicts_total');
+    const verdicts = metricSum(await scrapeMetrics(`${pipeline.metricsUrl}/metrics`), 'dedup_verdicts_total');
     assert.ok(metricSum(own, 'dedup_verdicts_total', 'verdict="duplicate"') > 0, 'the demo feed plants near-duplicates');
 
     // Prometheus has scraped this process (not an earlier one on the same port) after the
