@@ -78,6 +78,64 @@ export function recordChunkMetrics(metrics: DedupMetrics, batch: EachBatchPayloa
   metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
 }
 
+/**
+ * The chunk loop both consumers share. It cuts a fetched batch into chunks
+ * and prepares chunk i + 1 (decode, fingerprint: no state touched) while
+ * chunk i is decided and committed by `commit`, so the worker threads are not
+ * idle during the transaction; after each committed chunk it resolves the
+ * chunk's offset, records its metrics, runs the housekeeping and heartbeats.
+ * A retriable failure while preparing (a registry outage) is thrown, so that
+ * kafkajs retries the batch from the last resolved offset; any other is
+ * fatal. `commit` returns null to end the batch (halted, or given up).
+ */
+export async function runChunks(
+  payload: EachBatchPayload,
+  options: {
+    maxRecords: number;
+    processor: PageBatchProcessor;
+    metrics: DedupMetrics;
+    /** False once the consumer has halted: nothing more is prepared or committed. */
+    active: () => boolean;
+    onFatal: (error: unknown) => void;
+    commit: (records: InputRecord[], prepared: PreparedChunk) => Promise<ProcessedChunk | null>;
+    afterCommit?: (chunk: ProcessedChunk) => Promise<void>;
+  },
+): Promise<void> {
+  const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+  const { processor, metrics } = options;
+  const chunks = splitChunks(batch, options.maxRecords);
+  // A prepared chunk that is never used (the batch went stale) is dropped;
+  // its rejection is observed here.
+  const prepare = (records: InputRecord[]) => {
+    const prepared = processor.prepare(records);
+    prepared.catch(() => undefined);
+    return prepared;
+  };
+  let upcoming = chunks.length > 0 ? prepare(chunks[0]!) : null;
+  for (let c = 0; c < chunks.length; c++) {
+    if (!options.active() || !isRunning() || isStale()) return;
+    const records = chunks[c]!;
+    const endTimer = metrics.batchDuration.startTimer();
+    let prepared: PreparedChunk;
+    try {
+      prepared = await upcoming!;
+    } catch (error) {
+      metrics.errors.inc({ code: errorCode(error) });
+      if (error instanceof DedupError && error.retriable) throw error;
+      options.onFatal(error);
+      return;
+    }
+    upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
+    const chunk = await options.commit(records, prepared);
+    if (chunk === null) return;
+    resolveOffset(records[records.length - 1]!.offset);
+    endTimer();
+    recordChunkMetrics(metrics, batch, records, chunk);
+    if (options.afterCommit) await options.afterCommit(chunk);
+    await heartbeat();
+  }
+}
+
 export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions): CrawledPagesConsumer {
   const { kafka, config, processor, producer, metrics, logger, afterCommit, onFatal } = options;
   const consumer: Consumer = kafka.consumer({
@@ -129,67 +187,45 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     if (!payload.restart) onFatal(payload.error);
   });
 
-  async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  async function eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, Number(batch.offsetLag())));
-    const chunks = splitChunks(batch, config.maxBatchRecords);
-    // Two-stage pipeline: chunk i + 1 is decoded and fingerprinted (no state
-    // touched) while chunk i is decided and committed, so the worker threads
-    // are not idle during the transaction. A prepared chunk that is never
-    // used (the batch went stale) is dropped; its rejection is observed here.
-    const prepare = (records: InputRecord[]) => {
-      const prepared = processor.prepare(records);
-      prepared.catch(() => undefined);
-      return prepared;
-    };
-    let upcoming = chunks.length > 0 ? prepare(chunks[0]!) : null;
-    for (let c = 0; c < chunks.length; c++) {
-      if (halted || !isRunning() || isStale()) return;
-      const records = chunks[c]!;
-      const endTimer = metrics.batchDuration.startTimer();
-      // Stage one may fail retriably (a registry outage while decoding): no
-      // state has changed yet, so kafkajs retries the batch from the last
-      // resolved offset. A non-retriable failure there is ours: stop.
-      let prepared: PreparedChunk;
-      try {
-        prepared = await upcoming!;
-      } catch (error) {
-        metrics.errors.inc({ code: errorCode(error) });
-        if (error instanceof DedupError && error.retriable) throw error;
-        halt(error);
-        return;
-      }
-      upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
+    await runChunks(payload, {
+      maxRecords: config.maxBatchRecords,
+      processor,
+      metrics,
+      active: () => !halted,
+      onFatal: halt,
       // From here on the decider's memory holds this chunk's decisions. If
       // deciding fails, or the transaction fails or its outcome is unknown,
       // memory is ahead of what downstream saw, and a later chunk (of any
       // partition) could commit a verdict naming a page that then never
       // existed downstream. So any failure here is fatal: the process
       // restarts from durable state (snapshot + changelog), never goes on.
-      const last = records[records.length - 1]!.offset;
-      let chunk: ProcessedChunk;
-      try {
-        chunk = await processor.decide(prepared);
-        if (halted) return;
-        chunk.written = await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
-        metrics.transactions.inc({ outcome: 'committed' });
-      } catch (error) {
-        metrics.errors.inc({ code: errorCode(error) });
-        if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
-        halt(error);
-        return;
-      }
-      resolveOffset(last);
-      endTimer();
-      recordChunkMetrics(metrics, batch, records, chunk);
-      if (afterCommit) {
-        // Housekeeping (eviction, snapshots) must never stop consumption.
+      commit: async (records, prepared) => {
+        const last = records[records.length - 1]!.offset;
+        try {
+          const chunk = await processor.decide(prepared);
+          if (halted) return null;
+          chunk.written = await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
+          metrics.transactions.inc({ outcome: 'committed' });
+          return chunk;
+        } catch (error) {
+          metrics.errors.inc({ code: errorCode(error) });
+          if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
+          halt(error);
+          return null;
+        }
+      },
+      // Housekeeping (eviction, snapshots) must never stop consumption.
+      afterCommit: async (chunk) => {
+        if (!afterCommit) return;
         await afterCommit(chunk).catch((error: unknown) => {
           metrics.errors.inc({ code: errorCode(error) });
           logger.error('after-commit housekeeping failed', { error });
         });
-      }
-      await heartbeat();
-    }
+      },
+    });
   }
 
   return {

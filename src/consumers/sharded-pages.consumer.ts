@@ -33,13 +33,12 @@ import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender } from '../producers/log-appender.producer.js';
 import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
-import type { PreparedPage } from './page-batch-processor.js';
 import { encodeShardRecord } from '../wire/shard-records.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { trackConsumerHealth } from './consumer-health.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
-import { recordChunkMetrics, splitChunks } from './crawled-pages.consumer.js';
-import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
+import { runChunks } from './crawled-pages.consumer.js';
+import type { PageBatchProcessor, PreparedChunk, PreparedPage } from './page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
 export interface ShardedPagesConsumerOptions {
@@ -196,59 +195,49 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     return verdicts;
   }
 
-  async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  async function eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, heartbeat, isRunning } = payload;
     if (batch.topic !== config.pagesTopic) {
       // A shard partition: held through the assignment, never consumed here.
       consumer.pause([{ topic: batch.topic }]);
       return;
     }
-    const chunks = splitChunks(batch, config.maxBatchRecords);
-    const prepare = (records: InputRecord[]) => {
-      const prepared = processor.prepare(records);
-      prepared.catch(() => undefined);
-      return prepared;
-    };
-    let upcoming = chunks.length > 0 ? prepare(chunks[0]!) : null;
-    for (let c = 0; c < chunks.length; c++) {
-      if (halted || !isRunning() || isStale()) return;
-      const records = chunks[c]!;
-      const endTimer = metrics.batchDuration.startTimer();
-      // Retriable failures before any state or output (a registry outage while
-      // decoding): kafkajs retries the batch from the last resolved offset.
-      const prepared = await upcoming!;
-      upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
-      let chunk: ProcessedChunk;
-      const last = records[records.length - 1]!.offset;
-      try {
-        const verdicts = await awaitVerdicts(batch.partition, prepared, heartbeat, isRunning);
-        chunk = await processor.decide(prepared, (index) => {
-          const verdict = verdicts.get(index);
-          if (!verdict) throw new DedupError('KAFKA', `no verdict joined for offset ${prepared.records[index]!.offset}`);
-          return verdict;
-        });
-        const producer = await producerFor(batch.partition);
-        if (halted) return;
-        await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
-        metrics.transactions.inc({ outcome: 'committed' });
-      } catch (error) {
-        if (error instanceof ChunkAbandoned) {
-          logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: error.message });
-          return;
+    await runChunks(payload, {
+      maxRecords: config.maxBatchRecords,
+      processor,
+      metrics,
+      active: () => !halted,
+      onFatal: halt,
+      commit: async (records, prepared) => {
+        const last = records[records.length - 1]!.offset;
+        try {
+          const verdicts = await awaitVerdicts(batch.partition, prepared, heartbeat, isRunning);
+          const chunk = await processor.decide(prepared, (index) => {
+            const verdict = verdicts.get(index);
+            if (!verdict) throw new DedupError('KAFKA', `no verdict joined for offset ${prepared.records[index]!.offset}`);
+            return verdict;
+          });
+          const producer = await producerFor(batch.partition);
+          if (halted) return null;
+          await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
+          metrics.transactions.inc({ outcome: 'committed' });
+          return chunk;
+        } catch (error) {
+          if (error instanceof ChunkAbandoned) {
+            logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: error.message });
+            return null;
+          }
+          metrics.errors.inc({ code: errorCode(error) });
+          if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
+          // Whatever failed here, this chunk's outputs were not committed. In
+          // sharded mode no in-memory state depends on them, but the safest way
+          // on is the same as the single-instance path: stop, and let the
+          // partition be decided again from its committed offset.
+          halt(error);
+          return null;
         }
-        metrics.errors.inc({ code: errorCode(error) });
-        if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
-        // Whatever failed here, this chunk's outputs were not committed. In
-        // sharded mode no in-memory state depends on them, but the safest way
-        // on is the same as the single-instance path: stop, and let the
-        // partition be decided again from its committed offset.
-        halt(error);
-        return;
-      }
-      resolveOffset(last);
-      endTimer();
-      recordChunkMetrics(metrics, batch, records, chunk);
-      await heartbeat();
-    }
+      },
+    });
   }
 
   return {
