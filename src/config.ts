@@ -66,7 +66,7 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('tablePlan', 'string', 'auto', 'Index table plan: auto (planned from expectedFingerprints and the memory budget) or block widths, e.g. 16,16,16,16.'),
   opt('expectedFingerprints', 'int', '10000000', 'Fingerprints the index is planned for.', { min: 1 }),
   opt('memoryBudgetBytes', 'int', '0', 'Memory budget for the index in bytes; 0 = no budget. Also the limit the capacity alert watches.', { min: 0 }),
-  opt('maxFingerprints', 'int', '0', 'Evict the oldest fingerprints beyond this many; 0 = never.', { min: 0 }),
+  opt('maxFingerprints', 'int', '0', 'Evict the oldest fingerprints beyond this many; 0 = never. Sharded mode: a page sees only the pages of the last this-many sequence records (a window of the global order, so every holder of a shard agrees).', { min: 0 }),
   opt('maxAgeSeconds', 'int', '0', 'Evict fingerprints older than this (by page fetch time); 0 = never.', { min: 0 }),
   opt('shingleSize', 'int', '0', 'Word shingle length for features; 0 = the fingerprinter\u2019s default.', { min: 0, max: 16 }),
   opt('boilerplate', 'enum', 'remove', 'Boilerplate handling in HTML (navigation, footers, ads, widgets).', { values: ['remove', 'keep'] }),
@@ -279,8 +279,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   if (out.kafkaSaslMechanism !== 'none' && (!out.kafkaSaslUsername || !out.kafkaSaslPassword)) {
     problems.push('kafkaSaslMechanism needs kafkaSaslUsername and kafkaSaslPassword');
   }
-  if (out.mode === 'sharded' && ((out.maxFingerprints as number) > 0 || (out.maxAgeSeconds as number) > 0)) {
-    problems.push('maxFingerprints and maxAgeSeconds (eviction) are not supported with mode=sharded yet: every shard must hold every page it recorded');
+  if (out.mode === 'sharded' && (out.maxAgeSeconds as number) > 0) {
+    problems.push('maxAgeSeconds is not supported with mode=sharded: eviction by clock would make two holders of a shard disagree; use maxFingerprints (a window of the sequence)');
   }
   if ((out.groupId as string).length === 0) problems.push('groupId must not be empty');
   if ((out.instanceId as string).length === 0) problems.push('instanceId must not be empty');

@@ -163,6 +163,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     const started = Date.now();
     const snapshot = await loadSnapshot(shard);
     const state = snapshot?.state ?? new ShardState(shard, plan, config.k);
+    state.window = config.maxFingerprints;
     // Changelog entries are applied in bulk (radix-sorted runs), not one insert at a time.
     const pending: Parameters<ShardState['restoreBatch']>[0][number][] = [];
     const flush = () => {
@@ -258,6 +259,9 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       }
     }
     if (applied === 0) return 0;
+    // Pages no probe can see any more are freed: three windows behind, so a
+    // page asked again as of its first sequence still meets what it met.
+    if (config.maxFingerprints > 0) for (const shard of shards) shard.evictBefore(shard.position - 3 * config.maxFingerprints);
     out.push(watermark());
     const offsets = await appender.append(out);
     for (let i = 0; i < out.length; i++) {

@@ -82,11 +82,11 @@ export interface Closest {
 /**
  * The verdict rule over one probe's hits, shared by the single index and
  * every shard of a sharded one: the closest recorded page, ties to the
- * smallest decision sequence, among those decided before `before`; short
+ * smallest decision sequence, among those decided in [notBefore, before); short
  * pages (too few features) match only exactly, on either side. Writes the
  * answer into `out` (no allocation on the hot path).
  */
-export function closestRecorded(hits: QueryResult, store: PageStore, short: boolean, before: number, out: Closest): Closest {
+export function closestRecorded(hits: QueryResult, store: PageStore, short: boolean, before: number, out: Closest, notBefore = -Infinity): Closest {
   out.ref = -1;
   out.distance = 65;
   out.sequence = Infinity;
@@ -94,7 +94,7 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
     const ref = hits.refs[i]!;
     const distance = hits.distances[i]!;
     const sequence = store.sequenceOf(ref);
-    if (sequence >= before) continue;
+    if (sequence >= before || sequence < notBefore) continue;
     if (distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
     if (distance < out.distance || (distance === out.distance && sequence < out.sequence)) {
       out.ref = ref;

@@ -49,6 +49,12 @@ export class ShardState {
   private readonly restorer: Decider;
   /** Next global sequence number this shard has not applied yet. */
   position = 0;
+  /**
+   * Sequence window (0 = none): a page is visible to a probe at sequence n
+   * only if its own sequence is at least n - window. A rule of the sequence,
+   * not of the clock, so every holder of the shard answers alike.
+   */
+  window = 0;
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
@@ -69,6 +75,16 @@ export class ShardState {
    * the highest sequence. Returns how many were new.
    */
   restoreBatch(pages: readonly { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sequence: number }[]): number {
+    if (this.window > 0) {
+      // With a window an id may have been recorded again after it left it:
+      // replay one by one, as it was recorded, so the same record wins.
+      const before = this.index.size;
+      for (const p of pages) {
+        this.insert(p.id, p.hi, p.lo, p.short, p.fetchedAt, p.sequence);
+        if (p.sequence + 1 > this.position) this.position = p.sequence + 1;
+      }
+      return this.index.size - before;
+    }
     const added = this.restorer.restoreBatch(pages.map((p) => ({ page: p, duplicateOf: null, distance: 0, sequence: p.sequence })));
     for (const p of pages) if (p.sequence + 1 > this.position) this.position = p.sequence + 1;
     return added;
@@ -82,9 +98,32 @@ export class ShardState {
     return this.index.byteLength + this.store.byteLength;
   }
 
-  /** Ref of a page id recorded here, or -1. */
-  lookup(id: string): number {
-    return this.store.lookup(id);
+  /** Ref of a page id recorded here and still inside the window as of `at`, or -1. */
+  lookup(id: string, at = Infinity): number {
+    const ref = this.store.lookup(id);
+    if (ref < 0 || this.window === 0 || this.store.sequenceOf(ref) >= at - this.window) return ref;
+    return -1;
+  }
+
+  /**
+   * Frees the pages no probe can see any more: those more than `keep`
+   * sequence numbers behind the position (refs follow sequence order, so
+   * this is a prefix cut). `keep` is larger than the window, so that a page
+   * asked again as of its first sequence still meets what it met then.
+   */
+  evictBefore(sequence: number): number {
+    const store = this.store;
+    let lo = store.lowRef;
+    let hi = this.index.nextReference;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (store.sequenceOf(mid) < sequence) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo <= store.lowRef) return 0;
+    const removed = this.index.removeBefore(lo);
+    store.forgetBefore(lo);
+    return removed;
   }
 
   /**
@@ -94,14 +133,22 @@ export class ShardState {
    */
   closestBefore(hi: number, lo: number, short: boolean, before: number): ShardCandidate | null {
     this.index.query(hi, lo, this.k, this.hits);
-    const best = closestRecorded(this.hits, this.store, short, before, this.closest);
+    const best = closestRecorded(this.hits, this.store, short, before, this.closest, this.window > 0 ? before - this.window : -Infinity);
     return best.ref < 0 ? null : { ref: best.ref, distance: best.distance, sequence: best.sequence };
   }
 
-  /** Records a page decided at global sequence `sequence`; returns its ref. A known id is left as it is. */
+  /**
+   * Records a page decided at global sequence `sequence`; returns its ref. A
+   * known id inside the window is left as it is; one outside it is forgotten
+   * and recorded anew (it is decided again as a new page, as after eviction).
+   */
   insert(id: string, hi: number, lo: number, short: boolean, fetchedAtMs: number, sequence: number): number {
     const known = this.store.lookup(id);
-    if (known >= 0) return known;
+    if (known >= 0 && (this.window === 0 || this.store.sequenceOf(known) >= sequence - this.window)) return known;
+    if (known >= 0) {
+      this.index.remove(known);
+      this.store.forget(known);
+    }
     const ref = this.index.insert(hi, lo);
     this.store.recordById(ref, id, null, 0, short ? FLAG_SHORT : 0, Math.max(0, Math.floor(fetchedAtMs / 1000)), sequence);
     return ref;
@@ -163,7 +210,7 @@ export function applySequenced(held: Iterable<ShardState>, shardCount: number, p
     if (shard.position !== sequence) continue;
     shard.position = sequence + 1;
     if (shard.shard === home) {
-      const known = shard.lookup(page.id);
+      const known = shard.lookup(page.id, sequence);
       if (known >= 0) {
         // A re-sent id: its answer is the one it got as of its first sequence,
         // which the emitter asks for with a reprobe. Nothing changes here.

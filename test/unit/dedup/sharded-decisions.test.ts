@@ -172,3 +172,89 @@ test('a shard restored in bulk from its recorded pages answers as the shard that
     });
   }
 });
+
+/** One index over the stream with a window of W sequence numbers: a page sees only the pages of the last W records. */
+function windowedOracle(pages: Page[], window: number): { verdict: string; duplicateOf: string | null; distance: number | null }[] {
+  // Records in sequence order: each page, plus a reprobe record after each repeat (as the protocol appends them).
+  const seen: { id: string; hi: number; lo: number; short: boolean; seq: number }[] = [];
+  const out: { verdict: string; duplicateOf: string | null; distance: number | null }[] = [];
+  const popcount = (x: number) => {
+    let c = 0;
+    for (let v = x >>> 0; v; v &= v - 1) c++;
+    return c;
+  };
+  const closest = (p: { hi: number; lo: number; short: boolean }, before: number) => {
+    let best: (typeof seen)[number] | null = null;
+    let bestDistance = 65;
+    for (const q of seen) {
+      if (q.seq >= before || q.seq < before - window) continue;
+      const d = popcount(p.hi ^ q.hi) + popcount(p.lo ^ q.lo);
+      if (d > 3 || (d > 0 && (p.short || q.short))) continue;
+      if (d < bestDistance || (d === bestDistance && best !== null && q.seq < best.seq)) {
+        best = q;
+        bestDistance = d;
+      }
+    }
+    return best ? { verdict: 'duplicate', duplicateOf: best.id, distance: bestDistance } : { verdict: 'novel', duplicateOf: null, distance: null };
+  };
+  let seq = 0;
+  for (const p of pages) {
+    const n = seq++;
+    const known = [...seen].reverse().find((q) => q.id === p.id);
+    if (known && known.seq >= n - window) {
+      seq++; // the reprobe's record
+      out.push(closest(known, known.seq));
+      continue;
+    }
+    out.push(closest(p, n));
+    if (known) seen.splice(seen.indexOf(known), 1);
+    seen.push({ ...p, seq: n });
+  }
+  return out;
+}
+
+test('with a sequence window, S shards (evicting three windows behind) decide as one windowed index does', () => {
+  const plan = planFromBlocks(3, [16, 16, 16, 16]);
+  let checked = 0;
+  for (let seed = 1; seed <= 30; seed++) {
+    const pages = stream(500 + seed, 300);
+    const window = 20 + (seed % 5) * 15;
+    const shardCount = 1 + (seed % 4);
+    const shards = Array.from({ length: shardCount }, (_, s) => Object.assign(new ShardState(s, plan, 3), { window }));
+    const join = new AnswerJoin(shardCount);
+    const verdicts: JoinedVerdict[] = [];
+    let sequence = 0;
+    const apply = (page: SequencedPage, origin: number): void => {
+      const n = sequence++;
+      const out = applySequenced(shards, shardCount, page, n);
+      const key = sourceKey(0, String(origin));
+      for (const h of out.hits) join.apply({ type: 'hit', sequence: n, partition: 0, offset: String(origin), ...h });
+      if (out.repeat) join.apply({ type: 'repeat', sequence: n, partition: 0, offset: String(origin), ...out.repeat });
+      for (const s of shards) s.evictBefore(s.position - 3 * window);
+      join.sequenced(key, n);
+      join.apply({ type: 'watermark', instance: 'sim', shards: shards.map((s) => s.shard), upTo: shards.map((s) => s.position) });
+    };
+    pages.forEach((p, origin) => {
+      join.watch(sourceKey(0, String(origin)), { hi: p.hi, lo: p.lo });
+      apply({ type: 'probe', ...p }, origin);
+      for (const done of join.drain()) {
+        if (done.verdict) {
+          verdicts[origin] = done.verdict;
+          continue;
+        }
+        join.rewatch(done.key, { hi: done.repeatOf.hi, lo: done.repeatOf.lo, firstSequence: done.repeatOf.first });
+        apply({ type: 'reprobe', id: p.id, hi: done.repeatOf.hi, lo: done.repeatOf.lo, short: done.repeatOf.short, asOf: done.repeatOf.first }, origin);
+        for (const again of join.drain()) verdicts[origin] = again.verdict!;
+      }
+    });
+    const expected = windowedOracle(pages, window);
+    for (let i = 0; i < pages.length; i++) {
+      const a = verdicts[i]!;
+      assert.deepEqual({ verdict: a.verdict, duplicateOf: a.duplicateOf, distance: a.distance }, expected[i], `seed ${seed}, window ${window}, page ${i}`);
+      checked++;
+    }
+    // Memory is bounded: no shard holds pages more than three windows old.
+    for (const s of shards) assert.ok(s.size <= 3 * window + 1, `shard ${s.shard} holds ${s.size} pages with a window of ${window}`);
+  }
+  assert.ok(checked >= 9000);
+});
