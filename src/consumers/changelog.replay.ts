@@ -28,31 +28,27 @@ export interface ReplayResult {
   seconds: number;
 }
 
-export async function endOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
+/** Per partition, the first offset still held ('low') or the next offset to be written ('high'). */
+async function topicOffsets(kafka: Kafka, topic: string, end: 'low' | 'high'): Promise<Record<string, string>> {
   const admin = kafka.admin();
   try {
     await admin.connect();
     const offsets = await admin.fetchTopicOffsets(topic);
-    return Object.fromEntries(offsets.map((o) => [String(o.partition), o.high]));
+    return Object.fromEntries(offsets.map((o) => [String(o.partition), o[end]]));
   } catch (error) {
-    throw new DedupError('KAFKA', `reading end offsets of ${topic} failed: ${(error as Error).message}`, { cause: error, retriable: true });
+    throw new DedupError('KAFKA', `reading ${end === 'high' ? 'end' : 'start'} offsets of ${topic} failed: ${(error as Error).message}`, { cause: error, retriable: true });
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
 }
 
+export function endOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
+  return topicOffsets(kafka, topic, 'high');
+}
+
 /** The first offset each partition still holds (records before it were deleted by retention). */
-export async function startOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return Object.fromEntries(offsets.map((o) => [String(o.partition), o.low]));
-  } catch (error) {
-    throw new DedupError('KAFKA', `reading start offsets of ${topic} failed: ${(error as Error).message}`, { cause: error, retriable: true });
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
+export function startOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
+  return topicOffsets(kafka, topic, 'low');
 }
 
 export async function clusterId(kafka: Kafka): Promise<string> {
