@@ -9,7 +9,7 @@
  * group that already has members is refused (or warned about, by config), and
  * a group seen with more than one member after a rebalance is reported loudly.
  */
-import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -17,7 +17,7 @@ import { kafkaClientId } from '../kafka/client.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { VerdictProducer } from '../producers/verdict.producer.js';
 import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
-import { trackConsumerHealth } from './consumer-health.js';
+import { trackConsumerHealth, type ConsumerHealth } from './consumer-health.js';
 
 export interface CrawledPagesConsumerOptions {
   kafka: Kafka;
@@ -136,8 +136,20 @@ export async function runChunks(
   }
 }
 
-export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions): CrawledPagesConsumer {
-  const { kafka, config, processor, producer, metrics, logger, afterCommit, onFatal } = options;
+/**
+ * The consumer group on the crawled-pages topic, as both modes join it: its
+ * timeouts, its health (readiness), and its crashes (counted, logged; fatal
+ * when kafkajs will not restart it).
+ */
+export function pagesGroupConsumer(options: {
+  kafka: Kafka;
+  config: DedupConfig;
+  metrics: DedupMetrics;
+  logger: Logger;
+  onFatal: (error: unknown) => void;
+  partitionAssigners?: ConsumerConfig['partitionAssigners'];
+}): { consumer: Consumer; health: ConsumerHealth } {
+  const { kafka, config, metrics, logger, onFatal } = options;
   const consumer: Consumer = kafka.consumer({
     groupId: config.groupId,
     // kafkajs heartbeats only between chunks, so a chunk (and a snapshot)
@@ -151,8 +163,20 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     maxBytesPerPartition: 16 * 1024 * 1024,
     readUncommitted: false,
     allowAutoTopicCreation: false,
+    ...(options.partitionAssigners ? { partitionAssigners: options.partitionAssigners } : {}),
   });
   const health = trackConsumerHealth(consumer);
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    metrics.errors.inc({ code: errorCode(payload.error) === 'UNKNOWN' ? 'KAFKA' : errorCode(payload.error) });
+    logger.error('consumer crashed', { error: payload.error, restart: payload.restart });
+    if (!payload.restart) onFatal(payload.error);
+  });
+  return { consumer, health };
+}
+
+export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions): CrawledPagesConsumer {
+  const { kafka, config, processor, producer, metrics, logger, afterCommit, onFatal } = options;
+  const { consumer, health } = pagesGroupConsumer({ kafka, config, metrics, logger, onFatal });
   /** Set at the first fatal error: nothing commits after it, whatever partition. */
   let halted = false;
   const halt = (error: unknown): void => {
@@ -180,11 +204,6 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       })
       .catch((error: unknown) => logger.warn('could not describe the consumer group', { error }))
       .finally(() => void admin.disconnect().catch(() => undefined));
-  });
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    metrics.errors.inc({ code: errorCode(payload.error) === 'UNKNOWN' ? 'KAFKA' : errorCode(payload.error) });
-    logger.error('consumer crashed', { error: payload.error, restart: payload.restart });
-    if (!payload.restart) onFatal(payload.error);
   });
 
   async function eachBatch(payload: EachBatchPayload): Promise<void> {

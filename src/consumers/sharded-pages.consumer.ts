@@ -25,7 +25,7 @@
  * again, the home shards recognise the ids, and the reprobe gives each the
  * verdict of its first appearance.
  */
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { EachBatchPayload, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -35,9 +35,8 @@ import type { LogAppender } from '../producers/log-appender.producer.js';
 import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
 import { encodeShardRecord } from '../wire/shard-records.js';
 import type { AnswerTail } from './answers.consumer.js';
-import { trackConsumerHealth } from './consumer-health.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
-import { runChunks } from './crawled-pages.consumer.js';
+import { pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
 import type { PageBatchProcessor, PreparedChunk, PreparedPage } from './page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
@@ -68,17 +67,14 @@ class ChunkAbandoned extends Error {}
 export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions): ShardedPagesConsumer {
   const { kafka, config, processor, appender, answers, holder, metrics, logger, onFatal } = options;
   const standbyTopic = config.standbyReplicas > 0 ? config.standbyTopic : null;
-  const consumer: Consumer = kafka.consumer({
-    groupId: config.groupId,
-    sessionTimeout: 20_000,
-    heartbeatInterval: 3_000,
-    rebalanceTimeout: 60_000,
-    maxBytesPerPartition: 16 * 1024 * 1024,
-    readUncommitted: false,
-    allowAutoTopicCreation: false,
-    partitionAssigners: [shardAssigner({ instance: config.instanceId, pagesTopic: config.pagesTopic, shardTopic: config.fingerprintsTopic, standbyTopic: standbyTopic })],
+  const { consumer, health } = pagesGroupConsumer({
+    kafka,
+    config,
+    metrics,
+    logger,
+    onFatal,
+    partitionAssigners: [shardAssigner({ instance: config.instanceId, pagesTopic: config.pagesTopic, shardTopic: config.fingerprintsTopic, standbyTopic })],
   });
-  const health = trackConsumerHealth(consumer);
   /** Set at the first fatal error: nothing commits after it, whatever partition. */
   let halted = false;
   const halt = (error: unknown): void => {
@@ -119,11 +115,6 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
         onFatal(error);
       },
     );
-  });
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    metrics.errors.inc({ code: errorCode(payload.error) === 'UNKNOWN' ? 'KAFKA' : errorCode(payload.error) });
-    logger.error('consumer crashed', { error: payload.error, restart: payload.restart });
-    if (!payload.restart) onFatal(payload.error);
   });
 
   /**
