@@ -63,6 +63,8 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('kafkaSaslUsername', 'string', '', 'SASL user name.'),
   opt('kafkaSaslPassword', 'string', '', 'SASL password.', { secret: true }),
   opt('k', 'int', '3', 'Maximum Hamming distance (bits of 64) at which two pages are near-duplicates.', { min: 0, max: 16 }),
+  opt('secondStageRadius', 'int', '0', 'Second stage: pages with no earlier page within k bits are probed again at this radius, and a page found at k < distance <= radius counts as duplicated only if the feature sketches agree (secondStageSimilarity). 0 = off. The index is planned for this radius (more tables; see docs/quality.md for the trade-off).', { min: 0, max: 16 }),
+  opt('secondStageSimilarity', 'number', '0.85', 'Second stage: least Jaccard similarity of the two pages\u2019 feature sets, estimated from 64-byte b-bit MinHash sketches, that confirms a candidate beyond k.', { min: 0, max: 1 }),
   opt('tablePlan', 'string', 'auto', 'Index table plan: auto (planned from expectedFingerprints and the memory budget) or block widths, e.g. 16,16,16,16.'),
   opt('expectedFingerprints', 'int', '10000000', 'Fingerprints the index is planned for.', { min: 1 }),
   opt('memoryBudgetBytes', 'int', '0', 'Memory budget for the index in bytes; 0 = no budget. Also the limit the capacity alert watches.', { min: 0 }),
@@ -115,6 +117,8 @@ export interface DedupConfig {
   readonly kafkaSaslUsername: string;
   readonly kafkaSaslPassword: string;
   readonly k: number;
+  readonly secondStageRadius: number;
+  readonly secondStageSimilarity: number;
   readonly tablePlan: string;
   readonly expectedFingerprints: number;
   readonly memoryBudgetBytes: number;
@@ -258,8 +262,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     } else {
       const sum = widths.reduce((a, b) => a + b, 0);
       if (sum !== 64) problems.push(`tablePlan: block widths must sum to 64, got ${sum}`);
-      if (widths.length <= (out.k as number)) {
-        problems.push(`tablePlan: ${widths.length} blocks cannot answer k=${out.k as number} (need more blocks than k)`);
+      const reach = Math.max(out.k as number, out.secondStageRadius as number);
+      if (widths.length <= reach) {
+        problems.push(`tablePlan: ${widths.length} blocks cannot answer ${reach === out.k ? 'k' : 'secondStageRadius'}=${reach} (need more blocks than that)`);
       }
       tableBlocks = widths;
     }
@@ -281,6 +286,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
   if (out.mode === 'sharded' && (out.maxAgeSeconds as number) > 0) {
     problems.push('maxAgeSeconds is not supported with mode=sharded: eviction by clock would make two holders of a shard disagree; use maxFingerprints (a window of the sequence)');
+  }
+  const radius = out.secondStageRadius as number;
+  if (radius > 0 && radius <= (out.k as number)) {
+    problems.push(`secondStageRadius=${radius} must be above k=${out.k as number} (or 0 = off)`);
+  }
+  if (radius > 0 && out.mode === 'sharded') {
+    problems.push('secondStageRadius is not supported with mode=sharded yet: the shards\u2019 probes do not carry feature sketches; run the second stage in single mode or the batch CLI');
   }
   if ((out.groupId as string).length === 0) problems.push('groupId must not be empty');
   if ((out.instanceId as string).length === 0) problems.push('instanceId must not be empty');

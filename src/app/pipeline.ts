@@ -106,7 +106,7 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
   const preparePool: PreparePool | null = threads > 0 ? await createPreparePool({ codec, threads, features: featureOptionsFromConfig(config) }) : null;
   if (preparePool) closers.push('prepare pool', () => preparePool.close());
   logger.info('fingerprinting', { workerThreads: threads });
-  const version = fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)));
+  const version = fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)), config.secondStageRadius > 0);
   return { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version };
 }
 

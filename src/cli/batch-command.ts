@@ -6,6 +6,7 @@
  *
  *   in:  {"id","url","html"|"text","fetchedAt"}
  *   out: {"id","verdict":"novel"|"duplicate","duplicateOf","distance","fingerprint"}
+ *        (with "secondStage":"confirmed"|"rejected" when the second stage ran)
  *        {"id","line","error"}
  */
 import { createReadStream } from 'node:fs';
@@ -67,7 +68,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchStats> {
       const page = toCrawledPage(record, { maxPageBytes, fallbackFetchedAt: 0 });
       const result = fingerprinter.fingerprint(page.html !== null ? { html: page.html } : { text: page.text ?? '' });
       if (result.empty) throw new DedupError('PAGE_EMPTY', 'page has no text content to fingerprint');
-      const verdict = decider.decide({ id: page.id, hi: result.hi, lo: result.lo, short: result.short, fetchedAt: page.fetchedAt });
+      const verdict = decider.decide({ id: page.id, hi: result.hi, lo: result.lo, short: result.short, fetchedAt: page.fetchedAt, sketch: result.sketch });
       if (verdict.verdict === 'novel') stats.novel++;
       else stats.duplicate++;
       out = JSON.stringify({
@@ -76,6 +77,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchStats> {
         duplicateOf: verdict.duplicateOf,
         distance: verdict.distance,
         fingerprint: fingerprintToHex(verdict.hi, verdict.lo),
+        ...(verdict.secondStage === null ? {} : { secondStage: verdict.secondStage }),
       });
     } catch (error) {
       stats.errors++;

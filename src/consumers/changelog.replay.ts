@@ -86,7 +86,7 @@ export async function replayChangelog(options: {
     typeof target === 'function'
       ? target
       : (change: FingerprintChange) =>
-          restoring.push({ page: { id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt }, duplicateOf: change.duplicateOf, distance: change.distance, sequence: change.sequence });
+          restoring.push({ page: { id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt, sketch: change.sketch }, duplicateOf: change.duplicateOf, distance: change.distance, sequence: change.sequence });
   const flush = () => {
     if (restoring.length === 0 || typeof target === 'function') return;
     target.restoreBatch(restoring);

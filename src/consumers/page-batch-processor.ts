@@ -312,10 +312,11 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
       else if (decider === null) throw new DedupError('KAFKA', 'no decider and no joined verdicts: the processor was built for sharded mode');
       else {
         const started = process.hrtime.bigint();
-        const decided = decider.decide({ id: page!.id, hi: result!.hi, lo: result!.lo, short, fetchedAt: page!.fetchedAt });
+        const decided = decider.decide({ id: page!.id, hi: result!.hi, lo: result!.lo, short, fetchedAt: page!.fetchedAt, sketch: result!.sketch });
         if (metrics) {
           metrics.probeDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
           if (!decided.repeated) metrics.probeCandidates.observe(decided.candidates);
+          if (decided.secondStage !== null) metrics.secondStage.inc({ outcome: decided.secondStage });
         }
         verdict = decided;
       }
@@ -363,6 +364,7 @@ export function createPageBatchProcessor(options: PageBatchProcessorOptions) {
           distance: verdict.distance ?? 0,
           fetchedAt: page!.fetchedAt,
           sequence: verdict.sequence,
+          sketch: options.decider?.secondStage ? result!.sketch : null,
         }),
       });
     }

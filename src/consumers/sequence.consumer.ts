@@ -254,7 +254,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
           partition: result.inserted.shard,
           key: record.id,
           headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion },
-          value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence }),
+          value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence, sketch: null }),
         });
       }
     }

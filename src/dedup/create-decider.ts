@@ -6,7 +6,8 @@ import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
 import { FingerprintIndex, planFromBlocks, planTables, type TablePlan } from '../index/index.js';
 import type { FeatureOptions } from '../fingerprint/index.js';
-import { Decider } from './decider.js';
+import { Decider, type SecondStage } from './decider.js';
+import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { PageStore, pageStoreBytesPerPage } from './page-store.js';
 
 /**
@@ -14,14 +15,17 @@ import { PageStore, pageStoreBytesPerPage } from './page-store.js';
  * dedup_index_bytes reports and the capacity alert watches), so the planner
  * gets the budget minus the page store's share.
  */
-export function planFromConfig(config: Pick<DedupConfig, 'k' | 'tableBlocks' | 'expectedFingerprints' | 'memoryBudgetBytes'>): TablePlan {
-  if (config.tableBlocks) return planFromBlocks(config.k, [...config.tableBlocks]);
-  const indexBudget = config.memoryBudgetBytes - config.expectedFingerprints * pageStoreBytesPerPage();
+export function planFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadius' | 'tableBlocks' | 'expectedFingerprints' | 'memoryBudgetBytes'>): TablePlan {
+  // The tables must answer the widest probe: the second stage's radius when it is on.
+  const k = Math.max(config.k, config.secondStageRadius);
+  if (config.tableBlocks) return planFromBlocks(k, [...config.tableBlocks]);
+  const perPage = pageStoreBytesPerPage() + (config.secondStageRadius > 0 ? SKETCH_BINS : 0);
+  const indexBudget = config.memoryBudgetBytes - config.expectedFingerprints * perPage;
   if (config.memoryBudgetBytes > 0 && indexBudget <= 0) {
-    throw new DedupError('PLAN_INVALID', `memoryBudgetBytes=${config.memoryBudgetBytes} does not even hold the page store of ${config.expectedFingerprints} pages (${pageStoreBytesPerPage()} B each)`);
+    throw new DedupError('PLAN_INVALID', `memoryBudgetBytes=${config.memoryBudgetBytes} does not even hold the page store of ${config.expectedFingerprints} pages (${perPage} B each)`);
   }
   return planTables({
-    k: config.k,
+    k,
     expectedSize: config.expectedFingerprints,
     ...(config.memoryBudgetBytes > 0 ? { memoryBudgetBytes: indexBudget } : {}),
   });
@@ -31,11 +35,17 @@ export function createDecider(config: DedupConfig, plan: TablePlan, state?: { in
   return new Decider({
     index: state?.index ?? FingerprintIndex.create({ plan, initialCapacity: Math.min(config.expectedFingerprints, 1 << 20) }),
     // Grown by doubling, not pre-sized: a snapshot writes the hash table whole.
-    store: state?.store ?? new PageStore(),
+    store: state?.store ?? new PageStore(1024, config.secondStageRadius > 0 ? SKETCH_BINS : 0),
     k: config.k,
     maxFingerprints: config.maxFingerprints,
     maxAgeSeconds: config.maxAgeSeconds,
+    secondStage: secondStageFromConfig(config),
   });
+}
+
+/** The second stage's settings, or null when it is off. */
+export function secondStageFromConfig(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageSimilarity'>): SecondStage | null {
+  return config.secondStageRadius > 0 ? { radius: config.secondStageRadius, minSimilarity: config.secondStageSimilarity } : null;
 }
 
 /** Feature options from config; zero / 'default' keep the fingerprinter's defaults. */

@@ -15,6 +15,16 @@
  * at a distance above 0. Empty pages never reach the decider (they are errors:
  * see PAGE_EMPTY), so empty pages can never duplicate each other.
  *
+ * Second stage (optional, DeciderOptions.secondStage): simhash within k bits
+ * stays the first stage. A page with no earlier page within k is probed again
+ * at a wider radius, and an earlier page at distance k < d <= radius counts
+ * only if the feature sketches of the two pages (b-bit MinHash of the same
+ * features, src/fingerprint/feature-sketch.ts) estimate their Jaccard
+ * similarity at minSimilarity or more. The rule stays "closest, ties to the
+ * earliest" over the eligible pages; a first-stage match is always closer
+ * than a second-stage one, so the second stage only adds duplicates where the
+ * first found none.
+ *
  * A page id decided before gets its recorded verdict again and changes
  * nothing: redelivery after a crash, or replay, is idempotent, for as long as
  * the page's fingerprint is held. Eviction (maxFingerprints, maxAgeSeconds)
@@ -25,12 +35,15 @@
 import { FingerprintIndex, createQueryResult, type QueryResult } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
+import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 
 export interface DecisionInput {
   readonly id: string;
   readonly hi: number;
   readonly lo: number;
   readonly short: boolean;
+  /** Feature sketch (SKETCH_BINS bytes) for the second stage; unused when it is off. */
+  readonly sketch?: Uint8Array | null;
   /** Fetch time in milliseconds since the epoch (age eviction). */
   readonly fetchedAt: number;
 }
@@ -51,6 +64,12 @@ export interface Verdict {
   readonly candidates: number;
   /** Position of this page in the decision order (carried by the changelog). */
   readonly sequence: number;
+  /**
+   * What the second stage did: 'confirmed' when the duplicate was found by it,
+   * 'rejected' when it had candidates and its sketches turned them all down,
+   * null when it did not run (off, repeated, or a first-stage match, or no candidate).
+   */
+  readonly secondStage: 'confirmed' | 'rejected' | null;
 }
 
 /** One verdict read back from the changelog, for Decider.restoreBatch. */
@@ -70,6 +89,36 @@ export interface DeciderOptions {
   readonly maxFingerprints?: number;
   /** Evict fingerprints of pages fetched longer ago than this; 0 = never. */
   readonly maxAgeSeconds?: number;
+  /** The second stage; the store must keep SKETCH_BINS bytes of sketch per page. */
+  readonly secondStage?: SecondStage | null;
+}
+
+export interface SecondStage {
+  /** Candidates at k < distance <= radius are verified by their sketches; at most the plan's k. */
+  readonly radius: number;
+  /** Least estimated Jaccard similarity of the two feature sketches to confirm one. */
+  readonly minSimilarity: number;
+}
+
+/**
+ * Bins of SKETCH_BINS that must be equal for an estimated Jaccard similarity
+ * of at least minSimilarity, with sketchSimilarity's correction for chance
+ * 8-bit agreement: (equal / bins - 1/256) / (1 - 1/256) >= minSimilarity.
+ */
+export function confirmingBins(minSimilarity: number, bins: number): number {
+  const chance = 1 / 256;
+  // The same arithmetic as sketchSimilarity, so the two can never disagree at a boundary.
+  for (let equal = 0; equal <= bins; equal++) if (Math.max(0, (equal / bins - chance) / (1 - chance)) >= minSimilarity) return equal;
+  return bins + 1;
+}
+
+/** The second stage of one probe, for closestRecorded: hits beyond k need this sketch's agreement. */
+export interface SketchCheck {
+  k: number;
+  sketch: Uint8Array;
+  minEqualBins: number;
+  /** Out: second-stage candidates turned down by their sketches. */
+  rejected: number;
 }
 
 /** The best candidate of one probe: ref -1 when there is none. */
@@ -86,16 +135,25 @@ export interface Closest {
  * pages (too few features) match only exactly, on either side. Writes the
  * answer into `out` (no allocation on the hot path).
  */
-export function closestRecorded(hits: QueryResult, store: PageStore, short: boolean, before: number, out: Closest, notBefore = -Infinity): Closest {
+export function closestRecorded(hits: QueryResult, store: PageStore, short: boolean, before: number, out: Closest, notBefore = -Infinity, check: SketchCheck | null = null): Closest {
   out.ref = -1;
   out.distance = 65;
   out.sequence = Infinity;
+  if (check !== null) check.rejected = 0;
   for (let i = 0; i < hits.count; i++) {
     const ref = hits.refs[i]!;
     const distance = hits.distances[i]!;
     const sequence = store.sequenceOf(ref);
     if (sequence >= before || sequence < notBefore) continue;
     if (distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
+    // Second stage: only once no first-stage match is known (one is always closer), and only on sketch agreement.
+    if (check !== null && distance > check.k) {
+      if (out.distance <= check.k || distance > out.distance) continue;
+      if (store.equalSketchBins(ref, check.sketch) < check.minEqualBins) {
+        check.rejected++;
+        continue;
+      }
+    }
     if (distance < out.distance || (distance === out.distance && sequence < out.sequence)) {
       out.ref = ref;
       out.distance = distance;
@@ -111,6 +169,11 @@ export class Decider {
   readonly k: number;
   private readonly maxFingerprints: number;
   private readonly maxAgeSeconds: number;
+  /** Probe radius: k, or the second stage's radius. */
+  private readonly radius: number;
+  private readonly check: SketchCheck | null;
+  /** The second stage's settings, or null when it is off. */
+  readonly secondStage: SecondStage | null;
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
@@ -127,6 +190,18 @@ export class Decider {
     if (!Number.isInteger(this.k) || this.k < 0 || this.k > this.index.plan.k) {
       throw new RangeError(`k=${this.k} is outside 0..${this.index.plan.k} of the table plan`);
     }
+    const stage = options.secondStage ?? null;
+    this.secondStage = stage;
+    this.radius = stage?.radius ?? this.k;
+    this.check = null;
+    if (stage !== null) {
+      if (!Number.isInteger(stage.radius) || stage.radius <= this.k || stage.radius > this.index.plan.k) {
+        throw new RangeError(`second-stage radius ${stage.radius} is outside ${this.k + 1}..${this.index.plan.k} (above k, within the table plan)`);
+      }
+      if (!(stage.minSimilarity >= 0 && stage.minSimilarity <= 1)) throw new RangeError(`second-stage similarity ${stage.minSimilarity} is outside 0..1`);
+      if (this.store.sketchBytes !== SKETCH_BINS) throw new RangeError(`the second stage needs a page store keeping ${SKETCH_BINS}-byte sketches`);
+      this.check = { k: this.k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(stage.minSimilarity, SKETCH_BINS), rejected: 0 };
+    }
     // A restored state: rebuild the fetch-time minima from what is held.
     this.lowHeld = this.store.lowRef;
     const next = this.index.nextReference;
@@ -138,15 +213,27 @@ export class Decider {
     if (known >= 0) return this.recorded(known, page);
 
     const hits = this.hits;
-    this.index.query(page.hi, page.lo, this.k, hits);
+    this.index.query(page.hi, page.lo, this.radius, hits);
     const store = this.store;
-    closestRecorded(hits, store, page.short, Infinity, this.closest);
+    const check = this.check;
+    if (check !== null) {
+      if (page.sketch != null && page.sketch.length === SKETCH_BINS) check.sketch.set(page.sketch);
+      // No sketch, no second-stage match: zeros agree with a stored sketch only by chance.
+      else check.sketch.fill(0);
+    }
+    closestRecorded(hits, store, page.short, Infinity, this.closest, -Infinity, check);
     const best = this.closest.ref;
     const bestDistance = this.closest.distance;
+    let secondStage: Verdict['secondStage'] = null;
+    if (check !== null) {
+      if (best >= 0 && bestDistance > this.k) secondStage = 'confirmed';
+      else if (best < 0 && check.rejected > 0) secondStage = 'rejected';
+    }
     const ref = this.index.insert(page.hi, page.lo);
     const seconds = Math.floor(page.fetchedAt / 1000);
     const sequence = store.nextSequence;
     store.record(ref, page.id, best, best < 0 ? 0 : bestDistance, page.short ? FLAG_SHORT : 0, seconds, sequence);
+    if (check !== null) store.setSketch(ref, page.sketch);
     this.ages.note(ref, seconds);
     let dupHi: number | null = null;
     let dupLo: number | null = null;
@@ -166,6 +253,7 @@ export class Decider {
       repeated: false,
       candidates: hits.candidates,
       sequence,
+      secondStage,
     };
   }
 
@@ -185,6 +273,7 @@ export class Decider {
     const ref = this.index.insert(page.hi, page.lo);
     const seconds = Math.floor(page.fetchedAt / 1000);
     this.store.recordById(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, seconds, sequence);
+    this.store.setSketch(ref, page.sketch);
     this.ages.note(ref, seconds);
   }
 
@@ -205,6 +294,7 @@ export class Decider {
       const ref = first + added;
       const seconds = Math.floor(page.fetchedAt / 1000);
       if (!this.store.recordByIdIfNew(ref, page.id, duplicateOf, distance, page.short ? FLAG_SHORT : 0, seconds, sequence)) continue;
+      this.store.setSketch(ref, page.sketch);
       this.ages.note(ref, seconds);
       his[added] = page.hi;
       los[added] = page.lo;
@@ -319,6 +409,7 @@ export class Decider {
       repeated: true,
       candidates: 0,
       sequence: this.store.sequenceOf(ref),
+      secondStage: null,
     };
   }
 }

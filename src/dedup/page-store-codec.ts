@@ -1,14 +1,18 @@
 /**
- * Page store snapshot, version 3, little-endian:
+ * Page store snapshot, version 4, little-endian:
  *
  *   u32 x 12: magic 'PGST', version, base, refLimit, entries, bytesUsed,
- *             slots, used, nextSequence (low 32 bits, high 21 bits), 0, 0
+ *             slots, used, nextSequence (low 32 bits, high 21 bits),
+ *             sketchBytes (0, or SKETCH_BINS with the second stage), 0
  *   f64 sequence[n]                      n = refLimit - base
  *   u32 table[slots * 3]: per slot the id's hash (hi, lo) and ref + 1 (0 = empty)
  *   u32 entryStart[entries + 1]
  *   u32 ownEntry[n], dupEntry[n], fetchedAt[n]
  *   u8  distance[n], flags[n]
  *   u8  id bytes[bytesUsed]
+ *   u8  sketch[n * sketchBytes]
+ *
+ * Version 3 (no sketches; word 10 is 0) is still read.
  *
  * Encoded in bounded chunks, decoded by exact pulls from a ByteSource after
  * the sizes are checked against the bytes left; every structural invariant a
@@ -20,7 +24,9 @@ import { DedupError } from '../errors.js';
 import { readSliced, type ByteSource } from '../index/index.js';
 
 const MAGIC = 0x50475354; // 'PGST'
-const VERSION = 3;
+const VERSION = 4;
+const VERSION_WITHOUT_SKETCHES = 3;
+const MAX_SKETCH_BYTES = 256;
 const HEAD_WORDS = 12;
 const NO_ENTRY = 0xffffffff;
 const MAX_SLOTS = 2 ** 30;
@@ -39,18 +45,20 @@ export interface PageStoreArrays {
   fetchedAt: Uint32Array;
   distances: Uint8Array;
   flags: Uint8Array;
+  sketchBytes: number;
+  sketches: Uint8Array;
 }
 
 function invalid(message: string): DedupError {
   return new DedupError('SNAPSHOT_INVALID', `page store: ${message}`);
 }
 
-function bodyBytes(n: number, slots: number, entries: number, bytesUsed: number): number {
-  return n * 8 + slots * 12 + (entries + 1) * 4 + n * 14 + bytesUsed;
+function bodyBytes(n: number, slots: number, entries: number, bytesUsed: number, sketchBytes: number): number {
+  return n * 8 + slots * 12 + (entries + 1) * 4 + n * 14 + bytesUsed + n * sketchBytes;
 }
 
 export function pageStoreSnapshotBytes(a: PageStoreArrays): number {
-  return HEAD_WORDS * 4 + bodyBytes(a.refLimit - a.base, a.table.length / 3, a.entryStart.length - 1, a.bytes.length);
+  return HEAD_WORDS * 4 + bodyBytes(a.refLimit - a.base, a.table.length / 3, a.entryStart.length - 1, a.bytes.length, a.sketchBytes);
 }
 
 function view(a: Uint32Array | Float64Array | Uint8Array): Uint8Array {
@@ -59,10 +67,10 @@ function view(a: Uint32Array | Float64Array | Uint8Array): Uint8Array {
 
 export function* encodePageStore(a: PageStoreArrays, chunkBytes: number): Generator<Uint8Array> {
   const head = new Uint32Array(HEAD_WORDS);
-  head.set([MAGIC, VERSION, a.base, a.refLimit, a.entryStart.length - 1, a.bytes.length, a.table.length / 3, a.tableUsed, a.nextSeq % 2 ** 32, Math.floor(a.nextSeq / 2 ** 32)]);
+  head.set([MAGIC, VERSION, a.base, a.refLimit, a.entryStart.length - 1, a.bytes.length, a.table.length / 3, a.tableUsed, a.nextSeq % 2 ** 32, Math.floor(a.nextSeq / 2 ** 32), a.sketchBytes]);
   yield view(head);
   const step = Math.max(8, chunkBytes - (chunkBytes % 8));
-  for (const part of [a.sequences, a.table, a.entryStart, a.ownEntry, a.dupEntry, a.fetchedAt, a.distances, a.flags, a.bytes]) {
+  for (const part of [a.sequences, a.table, a.entryStart, a.ownEntry, a.dupEntry, a.fetchedAt, a.distances, a.flags, a.bytes, a.sketches]) {
     const bytes = view(part);
     for (let at = 0; at < bytes.byteLength; at += step) yield bytes.subarray(at, Math.min(bytes.byteLength, at + step));
   }
@@ -72,14 +80,15 @@ export function decodePageStore(source: ByteSource): PageStoreArrays {
   if (source.remaining < HEAD_WORDS * 4) throw invalid('truncated snapshot');
   const head = new Uint32Array(HEAD_WORDS);
   source.readInto(view(head));
-  const [magic, version, base, refLimit, entries, bytesUsed, slots, used, seqLo, seqHi] = head as unknown as number[];
+  const [magic, version, base, refLimit, entries, bytesUsed, slots, used, seqLo, seqHi, sketchBytes] = head as unknown as number[];
   if (magic !== MAGIC) throw invalid('bad magic number');
-  if (version !== VERSION) throw invalid(`unknown version ${version}`);
+  if (version !== VERSION && version !== VERSION_WITHOUT_SKETCHES) throw invalid(`unknown version ${version}`);
+  if (sketchBytes! > (version === VERSION ? MAX_SKETCH_BYTES : 0)) throw invalid(`bad sketch size ${sketchBytes}`);
   if (base! > refLimit! || refLimit! >= NO_ENTRY) throw invalid(`bad ref range ${base}..${refLimit}`);
   if (slots! < 16 || slots! > MAX_SLOTS || (slots! & (slots! - 1)) !== 0) throw invalid('bad table size');
-  if (used! >= slots! || head[10] !== 0 || head[11] !== 0 || seqHi! >= 2 ** 21) throw invalid('bad counts');
+  if (used! >= slots! || head[11] !== 0 || seqHi! >= 2 ** 21) throw invalid('bad counts');
   const n = refLimit! - base!;
-  const expected = bodyBytes(n, slots!, entries!, bytesUsed!);
+  const expected = bodyBytes(n, slots!, entries!, bytesUsed!, sketchBytes!);
   if (source.remaining !== expected) throw invalid(source.remaining < expected ? 'truncated snapshot' : 'trailing bytes in snapshot');
   const read = <T extends Uint32Array | Float64Array | Uint8Array>(a: T): T => {
     readSliced(source, view(a));
@@ -99,6 +108,8 @@ export function decodePageStore(source: ByteSource): PageStoreArrays {
     distances: read(new Uint8Array(n)),
     flags: read(new Uint8Array(n)),
     bytes: read(new Uint8Array(bytesUsed!)),
+    sketchBytes: sketchBytes!,
+    sketches: read(new Uint8Array(n * sketchBytes!)),
   };
   check(a);
   return a;

@@ -87,6 +87,8 @@ export class PageStore {
   private flags: Uint8Array;
   private fetchedAt: Uint32Array;
   private sequences: Float64Array;
+  /** Per-ref feature sketches (sketchBytes each) for the second stage; empty when it is off. */
+  private sketches: Uint8Array;
   private nextSeq = 0;
   /** One past the highest ref recorded. */
   private refLimit = 0;
@@ -95,7 +97,14 @@ export class PageStore {
   /** No ref in [base, cleared) is held: forgetBefore() resumes here, so repeated cuts cost what they forget. */
   private cleared = 0;
 
-  constructor(initialCapacity = 1024) {
+  /**
+   * sketchBytes: bytes of feature sketch kept per page (SKETCH_BINS when the
+   * second stage is on, else 0: nothing is allocated for it).
+   */
+  constructor(
+    initialCapacity = 1024,
+    readonly sketchBytes = 0,
+  ) {
     let slots = MIN_SLOTS;
     while (slots < initialCapacity * 2) slots *= 2;
     this.ids = new IdTable(slots);
@@ -107,6 +116,7 @@ export class PageStore {
     this.flags = new Uint8Array(initialCapacity);
     this.fetchedAt = new Uint32Array(initialCapacity);
     this.sequences = new Float64Array(initialCapacity);
+    this.sketches = new Uint8Array(initialCapacity * sketchBytes);
   }
 
   /** The sequence number the next decided page gets. */
@@ -139,7 +149,7 @@ export class PageStore {
       this.ids.byteLength +
       this.bytes.byteLength + this.entryStart.byteLength +
       this.ownEntry.byteLength + this.dupEntry.byteLength + this.distances.byteLength +
-      this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength
+      this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength + this.sketches.byteLength
     );
   }
 
@@ -232,6 +242,36 @@ export class PageStore {
     return this.fetchedAt[ref - this.base]!;
   }
 
+  /** Stores ref's feature sketch (sketchBytes bytes; null = unknown, kept as zeros, which match nothing but chance). */
+  setSketch(ref: number, sketch: Uint8Array | null | undefined): void {
+    const b = this.sketchBytes;
+    if (b === 0) return;
+    const at = (ref - this.base) * b;
+    // Grown here, not with the per-ref arrays: their capacities drift apart (restores, compaction).
+    this.sketches = grow(this.sketches, at + b);
+    if (sketch == null) this.sketches.fill(0, at, at + b);
+    else {
+      if (sketch.length !== b) throw new DedupError('INDEX_LIMIT', `a feature sketch is ${b} bytes, not ${sketch.length}`);
+      this.sketches.set(sketch, at);
+    }
+  }
+
+  /** Bins of ref's sketch equal to `sketch` (0..sketchBytes). */
+  equalSketchBins(ref: number, sketch: Uint8Array): number {
+    const b = this.sketchBytes;
+    const s = this.sketches;
+    const at = (ref - this.base) * b;
+    let equal = 0;
+    for (let k = 0; k < b; k++) if (s[at + k] === sketch[k]) equal++;
+    return equal;
+  }
+
+  /** A view of ref's sketch (valid until the store changes). */
+  sketchOf(ref: number): Uint8Array {
+    const at = (ref - this.base) * this.sketchBytes;
+    return this.sketches.subarray(at, at + this.sketchBytes);
+  }
+
   /** Forgets one page (its fingerprint left the index). False when it was not held. */
   forget(ref: number): boolean {
     if (!this.holds(ref)) return false;
@@ -283,6 +323,7 @@ export class PageStore {
     this.flags = keep(this.flags, from, to);
     this.fetchedAt = keep(this.fetchedAt, from, to);
     this.sequences = keep(this.sequences, from, to);
+    this.sketches = keep(this.sketches, from * this.sketchBytes, to * this.sketchBytes);
     this.base = low;
     const n = to - from;
     // Arena: held entries in first-use order.
@@ -356,6 +397,8 @@ export class PageStore {
       fetchedAt: this.fetchedAt.subarray(0, n),
       distances: this.distances.subarray(0, n),
       flags: this.flags.subarray(0, n),
+      sketchBytes: this.sketchBytes,
+      sketches: this.sketches.subarray(0, n * this.sketchBytes),
     };
   }
 
@@ -381,7 +424,7 @@ export class PageStore {
   /** Reads a snapshot that fills `source` exactly; every structural invariant is checked. */
   static readFrom(source: ByteSource): PageStore {
     const a = decodePageStore(source);
-    const store = new PageStore(1);
+    const store = new PageStore(1, a.sketchBytes);
     const n = a.refLimit - a.base;
     store.base = a.base;
     store.refLimit = a.refLimit;
@@ -398,6 +441,7 @@ export class PageStore {
     store.fetchedAt = grow(a.fetchedAt, n + 1);
     store.distances = grow(a.distances, n + 1);
     store.flags = grow(a.flags, n + 1);
+    store.sketches = grow(a.sketches, (n + 1) * a.sketchBytes);
     return store;
   }
 }

@@ -4,7 +4,7 @@
  * same definition. fingerprintVersion names that definition, for the snapshot
  * header and the changelog:
  *
- *   simhash-v<DEFINITION>;<feature options>;unicode-<process.versions.unicode>
+ *   simhash-v<DEFINITION>;<feature options>;unicode-<process.versions.unicode>[;sketch-v<N>]
  *
  * - DEFINITION is bumped with every change of the golden vectors
  *   (test/unit/fingerprint/golden-vectors.json); golden.test.ts fails when
@@ -21,7 +21,11 @@ import type { FeatureOptions } from './fingerprinter.js';
 /** Bumped with every change of the golden vectors. */
 export const FINGERPRINT_DEFINITION = 6;
 
-export function fingerprintVersion(options: Readonly<FeatureOptions>): string {
+/** Bumped with every change of the feature sketch (feature-sketch.ts), which a second stage stores per page. */
+export const SKETCH_DEFINITION = 1;
+
+/** sketches: the state keeps feature sketches (the second stage is on), so their definition is part of it too. */
+export function fingerprintVersion(options: Readonly<FeatureOptions>, sketches = false): string {
   const o = options;
   const features = [
     `shingle=${o.shingleSize}`,
@@ -31,5 +35,6 @@ export function fingerprintVersion(options: Readonly<FeatureOptions>): string {
     `stopWords=${o.stopWords ? 1 : 0}`,
     `minFeatures=${o.minFeatures}`,
   ].join(',');
-  return `simhash-v${FINGERPRINT_DEFINITION};${features};unicode-${process.versions.unicode ?? 'unknown'}`;
+  const sketch = sketches ? `;sketch-v${SKETCH_DEFINITION}` : '';
+  return `simhash-v${FINGERPRINT_DEFINITION};${features};unicode-${process.versions.unicode ?? 'unknown'}${sketch}`;
 }

@@ -11,7 +11,7 @@
 import { ConfigError } from '../errors.js';
 import { loadJiebaSegmenter, type CjkSegmenter } from './cjk-segmenter.js';
 import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix } from './feature-hash.js';
-import { featureSketch } from './feature-sketch.js';
+import { SKETCH_BINS, featureSketch } from './feature-sketch.js';
 import { FeatureCounter, type StaticTable64 } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
 import { Simhash } from './simhash.js';
@@ -79,6 +79,11 @@ export interface FingerprintResult {
   short: boolean;
   /** No content features at all (empty, markup only, or binary junk). */
   empty: boolean;
+  /**
+   * b-bit MinHash sketch of the feature set (SKETCH_BINS bytes,
+   * feature-sketch.ts): the second stage's check beyond k bits.
+   */
+  sketch: Uint8Array;
 }
 
 export interface Fingerprinter {
@@ -202,6 +207,8 @@ class SimhashFingerprinter implements Fingerprinter {
       weights[e] = w;
     }
     this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out);
+    const sketch = new Uint8Array(SKETCH_BINS);
+    featureSketch(counter.entryA, counter.entryB, features, sketch);
     return {
       hi: this.out[0]!,
       lo: this.out[1]!,
@@ -211,6 +218,7 @@ class SimhashFingerprinter implements Fingerprinter {
       textLength: text.length,
       short: features > 0 && features < this.options.minFeatures,
       empty: features === 0,
+      sketch,
     };
   }
 

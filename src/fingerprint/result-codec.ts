@@ -1,11 +1,14 @@
 /**
- * FingerprintResult[] <-> one Uint32Array (7 words per page), so worker
+ * FingerprintResult[] <-> one Uint32Array (7 words and the 64-byte feature
+ * sketch per page), so worker
  * threads hand results back as a single transferable buffer instead of
  * structured-cloning an object per page.
  */
 import type { FingerprintResult } from './fingerprinter.js';
+import { SKETCH_BINS } from './feature-sketch.js';
 
-export const WORDS_PER_RESULT = 7;
+const FIELD_WORDS = 7;
+export const WORDS_PER_RESULT = FIELD_WORDS + SKETCH_BINS / 4;
 const SHORT = 1;
 const EMPTY = 2;
 
@@ -18,6 +21,7 @@ export function encodeResult(r: FingerprintResult, out: Uint32Array, i: number):
   out[o + 4] = r.features;
   out[o + 5] = r.textLength;
   out[o + 6] = (r.short ? SHORT : 0) | (r.empty ? EMPTY : 0);
+  new Uint8Array(out.buffer, out.byteOffset + (o + FIELD_WORDS) * 4, SKETCH_BINS).set(r.sketch);
 }
 
 export function decodeResult(buf: Uint32Array, i: number): FingerprintResult {
@@ -32,5 +36,6 @@ export function decodeResult(buf: Uint32Array, i: number): FingerprintResult {
     textLength: buf[o + 5]!,
     short: (flags & SHORT) !== 0,
     empty: (flags & EMPTY) !== 0,
+    sketch: new Uint8Array(buf.buffer.slice(buf.byteOffset + (o + FIELD_WORDS) * 4, buf.byteOffset + (o + FIELD_WORDS) * 4 + SKETCH_BINS)),
   };
 }

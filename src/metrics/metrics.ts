@@ -87,6 +87,12 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       buckets: CANDIDATE_BUCKETS,
       registers,
     }),
+    secondStage: new Counter({
+      name: 'dedup_second_stage_total',
+      help: 'Second-stage outcomes (DEDUP_SECOND_STAGE_RADIUS): confirmed = a duplicate found beyond k and confirmed by the feature sketches; rejected = candidates beyond k all turned down by their sketches (the page stayed novel).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     batchDuration: new Histogram({
       name: 'dedup_batch_duration_seconds',
       help: 'Time to decide and commit one consumed batch, transaction included.',
@@ -274,6 +280,7 @@ export const METRIC_NAMES: readonly string[] = Object.freeze([
   'dedup_shard_fingerprints',
   'dedup_shard_restore_seconds',
   'dedup_rebalances_total',
+  'dedup_second_stage_total',
   'dedup_rebalance_seconds',
   'dedup_sequence_records_applied_total',
   'dedup_sequence_lag_records',

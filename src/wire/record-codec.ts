@@ -56,6 +56,8 @@ export interface FingerprintChange {
   distance: number;
   fetchedAt: number;
   sequence: number;
+  /** Feature sketch (SKETCH_BINS bytes) when the second stage is on, else null. */
+  sketch?: Uint8Array | null;
 }
 
 export interface RecordCodec {
@@ -298,8 +300,14 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
     encodeChange(c) {
       return encode(
         ids.change,
-        { id: c.id, fingerprint: fp(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt, sequence: c.sequence },
-        { id: c.id, fingerprint: fingerprintToHex(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt, sequence: c.sequence },
+        {
+          id: c.id, fingerprint: fp(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt, sequence: c.sequence,
+          sketch: c.sketch == null ? null : Buffer.from(c.sketch.buffer, c.sketch.byteOffset, c.sketch.byteLength),
+        },
+        {
+          id: c.id, fingerprint: fingerprintToHex(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt, sequence: c.sequence,
+          ...(c.sketch == null ? {} : { sketch: Buffer.from(c.sketch.buffer, c.sketch.byteOffset, c.sketch.byteLength).toString('base64') }),
+        },
       );
     },
     async decodeChange(value) {
@@ -319,6 +327,8 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
         distance: typeof r.distance === 'number' ? r.distance : 0,
         fetchedAt: typeof r.fetchedAt === 'number' ? r.fetchedAt : 0,
         sequence: typeof r.sequence === 'number' ? r.sequence : -1,
+        // Present only when the second stage wrote one.
+        ...(r.sketch instanceof Uint8Array ? { sketch: new Uint8Array(r.sketch) } : typeof r.sketch === 'string' ? { sketch: new Uint8Array(Buffer.from(r.sketch, 'base64')) } : {}),
       };
     },
   };

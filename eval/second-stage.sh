@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The product's second stage (DEDUP_SECOND_STAGE_RADIUS, src/dedup/decider.ts) through the batch
+# CLI on the harness corpus: one run per radius at one similarity threshold, scored like the
+# defaults. Needs the corpus of `bash eval/run.sh` in eval/.cache. Writes
+# eval/results/cli-second-stage.json. Usage: bash eval/second-stage.sh [radii] [similarity]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+CACHE=eval/.cache
+RADII=${1:-0,4,5,6,8}
+SIMILARITY=${2:-0.85}
+if [[ ! -f $CACHE/pages.jsonl ]]; then
+  echo "eval/second-stage.sh: no corpus in $CACHE; run bash eval/run.sh first" >&2
+  exit 2
+fi
+npx tsc -p tsconfig.json
+runs=()
+for radius in ${RADII//,/ }; do
+  started=$EPOCHREALTIME
+  DEDUP_SECOND_STAGE_RADIUS=$radius DEDUP_SECOND_STAGE_SIMILARITY=$SIMILARITY \
+    node dist/src/cli/main.js batch < "$CACHE/pages.jsonl" > "$CACHE/verdicts-second-stage-$radius.jsonl"
+  seconds=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+  node dist/eval/score-verdicts.js --verdicts "$CACHE/verdicts-second-stage-$radius.jsonl" --labels "$CACHE/labels.jsonl" \
+    --out "$CACHE/second-stage-$radius.json" --seconds "$seconds" \
+    --command "DEDUP_SECOND_STAGE_RADIUS=$radius DEDUP_SECOND_STAGE_SIMILARITY=$SIMILARITY node dist/src/cli/main.js batch < $CACHE/pages.jsonl"
+  runs+=("$CACHE/second-stage-$radius.json")
+done
+node -e '
+const fs = require("node:fs");
+const [similarity, ...files] = process.argv.slice(1);
+const runs = files.map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+fs.writeFileSync("eval/results/cli-second-stage.json", JSON.stringify({ generatedBy: "eval/second-stage.sh", similarity: Number(similarity), runs }, null, 2) + "\n");
+const kinds = ["word-edit", "widget", "ad-banner", "mixed", "counter-timestamp", "damaged", "hard-negative"];
+for (const r of runs) {
+  const o = r.scores.overall;
+  const byKind = kinds.map((k) => {
+    const s = r.scores.byKind[k];
+    return `${k} ${(100 * (k === "hard-negative" ? s.falsePositives / s.pages : s.recall)).toFixed(1)}%`;
+  });
+  console.log(`${r.command.split(" ")[0]}: P ${o.precision.toFixed(3)} R ${o.recall.toFixed(3)} F1 ${o.f1.toFixed(3)}, substantive edits called duplicate ${(100 * o.duplicateRateSubstantive).toFixed(1)}%; ${byKind.join(", ")}; ${r.seconds} s`);
+}' "$SIMILARITY" "${runs[@]}"

@@ -1,0 +1,225 @@
+/**
+ * The second stage: simhash within k stays the first stage; candidates at
+ * k < d <= radius count only when the feature sketches agree. Checked as a
+ * property against a brute-force oracle over generated streams (clusters of
+ * nearby fingerprints, sketches sharing a chosen share of bins, short pages,
+ * repeated ids), and through a snapshot and a changelog restore.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Decider, confirmingBins, type DecisionInput, type SecondStage } from '../../../src/dedup/decider.js';
+import { PageStore } from '../../../src/dedup/page-store.js';
+import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
+import { hammingDistance } from '../../../src/fingerprint/fingerprint-hex.js';
+import { SKETCH_BINS, createFingerprinter, sketchSimilarity } from '../../../src/fingerprint/index.js';
+import { decodeResult, encodeResult, WORDS_PER_RESULT } from '../../../src/fingerprint/result-codec.js';
+import { loadConfig } from '../../../src/config.js';
+import { ConfigError } from '../../../src/errors.js';
+
+const K = 3;
+const RADIUS = 7;
+const plan = planFromBlocks(RADIUS, [8, 8, 8, 8, 8, 8, 8, 8]);
+
+function newDecider(stage: SecondStage | null, store = new PageStore(64, stage === null ? 0 : SKETCH_BINS), index = FingerprintIndex.create({ plan })): Decider {
+  return new Decider({ index, store, k: K, secondStage: stage });
+}
+
+interface Expected {
+  verdict: 'novel' | 'duplicate';
+  duplicateOf: string | null;
+  distance: number | null;
+  secondStage: 'confirmed' | 'rejected' | null;
+}
+
+/** The rule, by brute force over every earlier page. */
+function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Expected[] {
+  const need = stage === null ? 0 : confirmingBins(stage.minSimilarity, SKETCH_BINS);
+  const firstSeen = new Map<string, number>();
+  const kept: { page: DecisionInput; expected: Expected }[] = [];
+  const out: Expected[] = [];
+  for (const page of pages) {
+    const before = firstSeen.get(page.id);
+    if (before !== undefined) {
+      out.push({ ...kept[before]!.expected, secondStage: null });
+      continue;
+    }
+    let best = -1;
+    let bestDistance = 65;
+    let rejected = false;
+    kept.forEach(({ page: q }, j) => {
+      const d = hammingDistance(page.hi, page.lo, q.hi, q.lo);
+      if (d > 0 && (page.short || q.short)) return;
+      if (d > (stage === null ? K : stage.radius)) return;
+      if (d > K) {
+        let equal = 0;
+        for (let b = 0; b < SKETCH_BINS; b++) if (page.sketch![b] === q.sketch![b]) equal++;
+        if (equal < need) {
+          rejected = true;
+          return;
+        }
+      }
+      if (d < bestDistance) {
+        best = j;
+        bestDistance = d;
+      }
+    });
+    const expected: Expected =
+      best < 0
+        ? { verdict: 'novel', duplicateOf: null, distance: null, secondStage: stage !== null && rejected ? 'rejected' : null }
+        : { verdict: 'duplicate', duplicateOf: kept[best]!.page.id, distance: bestDistance, secondStage: stage !== null && bestDistance > K ? 'confirmed' : null };
+    firstSeen.set(page.id, kept.length);
+    kept.push({ page, expected });
+    out.push(expected);
+  }
+  return out;
+}
+
+/** A stream: a few cluster centres, members a few bits away, sketches sharing a drawn share of bins with the centre's. */
+const streams = fc
+  .record({
+    centres: fc.array(fc.record({ hi: fc.nat(0xffffffff), lo: fc.nat(0xffffffff), sketch: fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }) }), { minLength: 1, maxLength: 4 }),
+    members: fc.array(
+      fc.record({
+        centre: fc.nat(3),
+        bits: fc.uniqueArray(fc.nat(63), { maxLength: 9 }),
+        // Most members share most bins with their centre (near-duplicates); some share few.
+        keepBins: fc.oneof(fc.constant(SKETCH_BINS), fc.integer({ min: 40, max: SKETCH_BINS }), fc.integer({ min: 0, max: SKETCH_BINS })),
+        salt: fc.nat(255),
+        shortDraw: fc.nat(9),
+        repeat: fc.nat(11),
+      }),
+      { minLength: 1, maxLength: 60 },
+    ),
+    minSimilarity: fc.constantFrom(0.5, 0.7, 0.85, 0.95),
+  })
+  .map(({ centres, members, minSimilarity }) => {
+    const pages: DecisionInput[] = [];
+    members.forEach((m, i) => {
+      // One page in twelve re-sends an earlier id (its fingerprint may differ: a re-crawl).
+      const id = m.repeat === 0 && i > 0 ? `p${i >> 1}` : `p${i}`;
+      const c = centres[m.centre % centres.length]!;
+      let { hi, lo } = c;
+      for (const b of m.bits) {
+        if (b >= 32) hi = (hi ^ (1 << (b - 32))) >>> 0;
+        else lo = (lo ^ (1 << b)) >>> 0;
+      }
+      const sketch = new Uint8Array(c.sketch);
+      for (let b = m.keepBins; b < SKETCH_BINS; b++) sketch[b] = (sketch[b]! + 1 + ((m.salt + b) % 255)) & 0xff;
+      pages.push({ id, hi, lo, short: m.shortDraw === 0, fetchedAt: 0, sketch });
+    });
+    return { pages, minSimilarity };
+  });
+
+test('decisions with the second stage equal the brute-force rule (generated streams)', () => {
+  fc.assert(
+    fc.property(streams, ({ pages, minSimilarity }) => {
+      const stage = { radius: RADIUS, minSimilarity };
+      const d = newDecider(stage);
+      const got = pages.map((p) => {
+        const v = d.decide(p);
+        return { verdict: v.verdict, duplicateOf: v.duplicateOf, distance: v.distance, secondStage: v.secondStage };
+      });
+      assert.deepEqual(got, oracle(pages, stage));
+    }),
+    { numRuns: 300, seed: 9 },
+  );
+});
+
+test('with the second stage off, the same streams get the first stage alone', () => {
+  fc.assert(
+    fc.property(streams, ({ pages }) => {
+      const d = newDecider(null);
+      const got = pages.map((p) => {
+        const v = d.decide(p);
+        return { verdict: v.verdict, duplicateOf: v.duplicateOf, distance: v.distance, secondStage: v.secondStage };
+      });
+      assert.deepEqual(got, oracle(pages, null));
+    }),
+    { numRuns: 100, seed: 10 },
+  );
+});
+
+test('the generated streams exercise both outcomes of the second stage', () => {
+  let confirmed = 0;
+  let rejected = 0;
+  fc.assert(
+    fc.property(streams, ({ pages, minSimilarity }) => {
+      for (const e of oracle(pages, { radius: RADIUS, minSimilarity })) {
+        if (e.secondStage === 'confirmed') confirmed++;
+        if (e.secondStage === 'rejected') rejected++;
+      }
+    }),
+    { numRuns: 300, seed: 9 },
+  );
+  assert.ok(confirmed > 50 && rejected > 50, `confirmed ${confirmed}, rejected ${rejected}`);
+});
+
+test('a snapshot of the page store and a changelog restore keep the sketches: later decisions are the same', () => {
+  fc.assert(
+    fc.property(streams, fc.nat(59), ({ pages, minSimilarity }, cutAt) => {
+      const stage = { radius: RADIUS, minSimilarity };
+      const cut = Math.min(cutAt, pages.length);
+      const live = newDecider(stage);
+      const head = pages.slice(0, cut).map((p) => ({ page: p, verdict: live.decide(p) }));
+      // Snapshot: the page store's bytes, the index rebuilt from it.
+      const fromSnapshot = newDecider(stage, PageStore.fromBuffer(live.store.toBuffer()), FingerprintIndex.fromBuffer(live.index.toBuffer()));
+      // Changelog: every verdict re-applied in bulk.
+      const replayed = newDecider(stage);
+      const seen = new Set<string>();
+      replayed.restoreBatch(
+        head
+          .filter(({ page }) => !seen.has(page.id) && seen.add(page.id))
+          .map(({ page, verdict }) => ({ page, duplicateOf: verdict.duplicateOf, distance: verdict.distance ?? 0, sequence: verdict.sequence })),
+      );
+      for (const p of pages.slice(cut)) {
+        const a = live.decide(p);
+        for (const other of [fromSnapshot, replayed]) {
+          const b = other.decide(p);
+          assert.deepEqual([b.verdict, b.duplicateOf, b.distance, b.secondStage], [a.verdict, a.duplicateOf, a.distance, a.secondStage]);
+        }
+      }
+    }),
+    { numRuns: 150, seed: 11 },
+  );
+});
+
+test('confirmingBins agrees with sketchSimilarity for every count of equal bins', () => {
+  const a = new Uint8Array(SKETCH_BINS);
+  for (const minSimilarity of [0, 0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1]) {
+    const need = confirmingBins(minSimilarity, SKETCH_BINS);
+    for (let equal = 0; equal <= SKETCH_BINS; equal++) {
+      const b = new Uint8Array(SKETCH_BINS);
+      for (let i = equal; i < SKETCH_BINS; i++) b[i] = 1;
+      assert.equal(sketchSimilarity(a, b) >= minSimilarity, equal >= need, `minSimilarity ${minSimilarity}, ${equal} equal bins`);
+    }
+  }
+});
+
+test('the decider refuses a second stage it cannot run', () => {
+  assert.throws(() => newDecider({ radius: K, minSimilarity: 0.8 }), /radius 3 is outside 4\.\.7/);
+  assert.throws(() => newDecider({ radius: 8, minSimilarity: 0.8 }), /radius 8 is outside 4\.\.7/);
+  assert.throws(() => newDecider({ radius: 6, minSimilarity: 0.8 }, new PageStore(64, 0)), /keeping 64-byte sketches/);
+  assert.throws(() => newDecider({ radius: 6, minSimilarity: 1.5 }), /similarity 1\.5 is outside/);
+});
+
+test('config: the radius must exceed k, and sharded mode refuses the second stage', () => {
+  assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6' }).secondStageRadius, 6);
+  assert.equal(loadConfig({}).secondStageRadius, 0);
+  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '3' }), (e: unknown) => e instanceof ConfigError && /must be above k=3/.test(e.message));
+  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_MODE: 'sharded' }), (e: unknown) => e instanceof ConfigError && /not supported with mode=sharded/.test(e.message));
+  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_SIMILARITY: '1.2' }), ConfigError);
+});
+
+test('a fingerprint result carries the page\u2019s feature sketch through the worker codec', async () => {
+  const fp = await createFingerprinter();
+  const page = { html: '<p>one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty thirty-one thirty-two thirty-three</p>' };
+  const r = fp.fingerprint(page);
+  const viaCall = new Uint8Array(SKETCH_BINS);
+  fp.featureSketch(viaCall);
+  assert.deepEqual(r.sketch, viaCall);
+  assert.ok(r.sketch.some((b) => b !== 0));
+  const words = new Uint32Array(3 * WORDS_PER_RESULT);
+  encodeResult(r, words, 1);
+  assert.deepEqual(decodeResult(words, 1), r);
+});
