@@ -22,17 +22,26 @@ export const NEAR_DUPLICATE_KINDS = [
   'damaged',
 ] as const;
 
+/**
+ * Near-duplicates that occur in the packages themselves rather than being
+ * generated (only the held-out stream has them): a translated page with a few
+ * paragraphs left in the source language (corpus/untranslated.ts).
+ */
+export const NATURAL_NEAR_DUPLICATE_KINDS = ['partly-untranslated'] as const;
+
 /** Pages a correct detector keeps novel (or, for hostile input, rejects). */
 export const NEGATIVE_KINDS = ['original', 'substantive-edit', 'hard-negative', 'hostile'] as const;
 
-export type NearDuplicateKind = (typeof NEAR_DUPLICATE_KINDS)[number];
+/** Near-duplicate kinds the generator makes from an original (the ten of both streams). */
+export type GeneratedNearDuplicateKind = (typeof NEAR_DUPLICATE_KINDS)[number];
+export type NearDuplicateKind = GeneratedNearDuplicateKind | (typeof NATURAL_NEAR_DUPLICATE_KINDS)[number];
 export type NegativeKind = (typeof NEGATIVE_KINDS)[number];
 export type PageKind = NearDuplicateKind | NegativeKind;
 
-export const ALL_KINDS: readonly PageKind[] = [...NEGATIVE_KINDS, ...NEAR_DUPLICATE_KINDS];
+export const ALL_KINDS: readonly PageKind[] = [...NEGATIVE_KINDS, ...NEAR_DUPLICATE_KINDS, ...NATURAL_NEAR_DUPLICATE_KINDS];
 
 export function isNearDuplicateKind(kind: string): kind is NearDuplicateKind {
-  return (NEAR_DUPLICATE_KINDS as readonly string[]).includes(kind);
+  return (NEAR_DUPLICATE_KINDS as readonly string[]).includes(kind) || (NATURAL_NEAR_DUPLICATE_KINDS as readonly string[]).includes(kind);
 }
 
 export interface Page {
@@ -57,6 +66,6 @@ export interface Label {
   readonly detail: string | null;
   /** How the page's theme marks up ads, counters and widgets (see corpus/chrome.ts); null for hostile input. */
   readonly chromeMarkup: 'semantic' | 'opaque' | null;
-  /** Share of the reader-visible text that changed (substantive edits). */
+  /** Share of the reader-visible text that changed (substantive edits, partly untranslated pages). */
   readonly changedFraction: number | null;
 }

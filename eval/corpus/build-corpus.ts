@@ -1,6 +1,8 @@
 /**
  * Generates the labelled corpus: `node dist/eval/corpus/build-corpus.js
- * [--out eval/.cache] [--seed simhash-eval-v1] [--manifest eval/results/corpus.json]`.
+ * [--stream tuning|heldout] [--out eval/.cache] [--seed simhash-eval-v1]
+ * [--manifest eval/results/corpus.json]` (streams.ts: which doc sets, which
+ * seed by default).
  *
  * Writes pages.jsonl (one page per line, stream order) and labels.jsonl to
  * --out, and a manifest (seed, Debian package versions, counts per kind, site
@@ -11,9 +13,10 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compose, DEFAULT_COMPOSE } from './compose.js';
+import { compose } from './compose.js';
 import { pickOriginals } from './originals.js';
-import { DOC_SETS, ensurePackages, packageVersion } from './sources.js';
+import { ensurePackages, packageVersion } from './sources.js';
+import { streamNamed } from './streams.js';
 import type { Label, Page } from '../labels.js';
 
 function countBy(labels: readonly Label[], key: (l: Label) => string): Record<string, number> {
@@ -38,28 +41,34 @@ export function main(argv: readonly string[]): void {
   const { values } = parseArgs({
     args: [...argv],
     options: {
+      stream: { type: 'string', default: 'tuning' },
       out: { type: 'string', default: 'eval/.cache' },
-      seed: { type: 'string', default: DEFAULT_COMPOSE.seed },
+      seed: { type: 'string' },
       manifest: { type: 'string', default: 'eval/results/corpus.json' },
     },
   });
+  const stream = streamNamed(values.stream);
+  const docSets = stream.docSets;
+  const seed = values.seed ?? stream.compose.seed;
   const log = (line: string): void => void process.stderr.write(`corpus: ${line}\n`);
   const started = Date.now();
-  ensurePackages(DOC_SETS.map((s) => s.pkg), log);
-  const { originals, rejected } = pickOriginals(values.seed, DOC_SETS);
+  ensurePackages(docSets.map((s) => s.pkg), log);
+  const { originals, rejected } = pickOriginals(seed, docSets);
   log(`${originals.length} originals picked (${Date.now() - started} ms)`);
-  const { pages, labels } = compose(originals, { ...DEFAULT_COMPOSE, seed: values.seed });
+  const { pages, labels } = compose(originals, { ...stream.compose, seed });
   mkdirSync(values.out, { recursive: true });
   const pagesSha = writeJsonl(join(values.out, 'pages.jsonl'), pages satisfies Page[]);
   const labelsSha = writeJsonl(join(values.out, 'labels.jsonl'), labels);
   const bytes = pages.reduce((n, p) => n + p.html.length, 0);
   const manifest = {
-    seed: values.seed,
+    // The tuning stream's manifest keeps its original shape, so its committed file only changes with the corpus.
+    ...(values.stream === 'tuning' ? {} : { stream: values.stream, docSetPackages: Object.fromEntries(docSets.map((s) => [s.key, s.pkg])) }),
+    seed,
     pages: pages.length,
     htmlChars: bytes,
-    packages: Object.fromEntries([...new Set(DOC_SETS.map((s) => s.pkg))].sort().map((p) => [p, packageVersion(p)])),
-    sitePackages: Object.fromEntries([...new Set(DOC_SETS.map((s) => s.site))].map((site) => [site, [...new Set(DOC_SETS.filter((s) => s.site === site).map((s) => s.pkg))].sort()])),
-    originalsPerDocSet: Object.fromEntries(DOC_SETS.map((s) => [s.key, originals.filter((o) => o.set.key === s.key).length])),
+    packages: Object.fromEntries([...new Set(docSets.map((s) => s.pkg))].sort().map((p) => [p, packageVersion(p)])),
+    sitePackages: Object.fromEntries([...new Set(docSets.map((s) => s.site))].map((site) => [site, [...new Set(docSets.filter((s) => s.site === site).map((s) => s.pkg))].sort()])),
+    originalsPerDocSet: Object.fromEntries(docSets.map((s) => [s.key, originals.filter((o) => o.set.key === s.key).length])),
     rejectedOriginals: rejected,
     perKind: countBy(labels, (l) => l.kind),
     perDetail: countBy(labels, (l) => `${l.kind}/${l.detail ?? '-'}`),

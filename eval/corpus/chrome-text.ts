@@ -131,7 +131,101 @@ const FR: ChromeWords = {
   tags: ['linux', 'base de données', 'tutoriel', 'sécurité', 'réseau', 'configuration'],
 };
 
-const BY_LANGUAGE: Record<string, ChromeWords> = { en: EN, 'zh-cn': ZH_CN, 'zh-tw': ZH_TW, ja: JA, de: DE, fr: FR };
+// The languages below are read only by the held-out stream (heldout-sources.ts).
+
+const ES: ChromeWords = {
+  ...EN,
+  ad: 'Publicidad',
+  sponsored: 'Patrocinado',
+  products: ['PostgreSQL gestionado', 'alojamiento VPS', 'un gestor de contraseñas', 'el curso en línea «Python en 30 días»', 'auriculares con cancelación de ruido', 'un escritorio elevable'],
+  offers: ['30 % de descuento esta semana', 'primer mes gratis', 'desde 4,99 € al mes', 'envío gratis a partir de 50 €'],
+  ctas: ['Más información', 'Comprar ahora', 'Prueba gratis'],
+  banners: ['Ya está disponible la nueva búsqueda en la documentación.', 'Este sitio utiliza cookies para mejorar su experiencia.', 'Mantenimiento programado el sábado de 2:00 a 4:00.'],
+  views: (n) => `${n} visitas`,
+  updated: (d) => `Actualizado el ${d}`,
+  crawled: (w) => `Página generada ${w}`,
+  comments: (n) => `${n} comentarios`,
+  widgetTitles: { recent: 'Entradas recientes', popular: 'Lo más leído', related: 'Artículos relacionados', tags: 'Etiquetas', newsletter: 'Boletín', social: 'Síguenos' },
+  newsletter: ['Los mejores artículos cada semana en su correo.', 'Sin spam. Puede darse de baja cuando quiera.'],
+  subscribe: 'Suscribirse',
+  tags: ['linux', 'bases de datos', 'tutorial', 'seguridad', 'redes', 'configuración'],
+};
+
+const IT: ChromeWords = {
+  ...EN,
+  ad: 'Pubblicità',
+  sponsored: 'Sponsorizzato',
+  products: ['PostgreSQL gestito', 'hosting VPS', 'un gestore di password', 'il corso online «Python in 30 giorni»', 'cuffie con cancellazione del rumore', 'una scrivania regolabile'],
+  offers: ['30% di sconto questa settimana', 'primo mese gratis', 'da 4,99 € al mese', 'spedizione gratuita sopra i 50 €'],
+  ctas: ['Scopri di più', 'Acquista ora', 'Prova gratis'],
+  banners: ['La nuova ricerca nella documentazione è online.', 'Questo sito utilizza i cookie.', 'Manutenzione programmata sabato dalle 2 alle 4.'],
+  views: (n) => `${n} visualizzazioni`,
+  updated: (d) => `Aggiornato il ${d}`,
+  crawled: (w) => `Pagina generata ${w}`,
+  comments: (n) => `${n} commenti`,
+  widgetTitles: { recent: 'Articoli recenti', popular: 'I più letti', related: 'Articoli correlati', tags: 'Tag', newsletter: 'Newsletter', social: 'Seguici' },
+  newsletter: ['I migliori articoli ogni settimana nella tua casella.', 'Niente spam, disiscrizione in qualsiasi momento.'],
+  subscribe: 'Iscriviti',
+  tags: ['linux', 'database', 'guida', 'sicurezza', 'rete', 'configurazione'],
+};
+
+const PT_BR: ChromeWords = {
+  ...EN,
+  ad: 'Publicidade',
+  sponsored: 'Patrocinado',
+  products: ['PostgreSQL gerenciado', 'hospedagem VPS', 'um gerenciador de senhas', 'o curso online "Python em 30 dias"', 'fones com cancelamento de ruído', 'uma mesa de altura regulável'],
+  offers: ['30% de desconto nesta semana', 'primeiro mês grátis', 'a partir de R$ 19,90 por mês', 'frete grátis acima de R$ 200'],
+  ctas: ['Saiba mais', 'Compre agora', 'Teste grátis'],
+  banners: ['A nova busca na documentação já está no ar.', 'Este site usa cookies para melhorar sua experiência.', 'Manutenção programada no sábado das 2h às 4h.'],
+  views: (n) => `${n} visualizações`,
+  updated: (d) => `Atualizado em ${d}`,
+  crawled: (w) => `Página gerada ${w}`,
+  comments: (n) => `${n} comentários`,
+  widgetTitles: { recent: 'Posts recentes', popular: 'Mais lidos', related: 'Artigos relacionados', tags: 'Tags', newsletter: 'Newsletter', social: 'Siga-nos' },
+  newsletter: ['Os melhores artigos toda semana no seu e-mail.', 'Sem spam. Cancele quando quiser.'],
+  subscribe: 'Assinar',
+  tags: ['linux', 'banco de dados', 'tutorial', 'segurança', 'redes', 'configuração'],
+};
+
+const RU: ChromeWords = {
+  ...EN,
+  ad: 'Реклама',
+  sponsored: 'Спонсорский материал',
+  brands: ['ОблакоПро', 'БайтГавань', 'Стеквайз', 'ХостПилот', 'ДатаЛум', 'Северный ветер'],
+  products: ['управляемый PostgreSQL', 'VPS-хостинг', 'менеджер паролей', 'онлайн-курс «Python за 30 дней»', 'наушники с шумоподавлением', 'стол для работы стоя'],
+  offers: ['скидка 30% на этой неделе', 'первый месяц бесплатно', 'от 299 ₽ в месяц', 'бесплатная доставка от 3000 ₽'],
+  ctas: ['Подробнее', 'Купить', 'Попробовать бесплатно'],
+  banners: ['Новый поиск по документации уже работает.', 'Сайт использует файлы cookie.', 'Плановые работы в субботу с 2:00 до 4:00.'],
+  views: (n) => `${n} просмотров`,
+  updated: (d) => `Обновлено ${d}`,
+  crawled: (w) => `Страница создана ${w}`,
+  comments: (n) => `${n} комментариев`,
+  widgetTitles: { recent: 'Новые записи', popular: 'Популярное', related: 'Похожие статьи', tags: 'Метки', newsletter: 'Рассылка', social: 'Мы в соцсетях' },
+  newsletter: ['Лучшие статьи каждую неделю на вашу почту.', 'Без спама, отписаться можно в любой момент.'],
+  subscribe: 'Подписаться',
+  tags: ['linux', 'базы данных', 'руководство', 'безопасность', 'сети', 'настройка'],
+};
+
+const KO: ChromeWords = {
+  ...EN,
+  ad: '광고',
+  sponsored: '스폰서',
+  brands: ['클라우드님버스', '바이트하버', '스택와이즈', '호스트파일럿', '데이터룸'],
+  products: ['클라우드 서버', '관리형 데이터베이스', '온라인 강의 「30일 만에 Python」', '노이즈 캔슬링 헤드폰', '스탠딩 데스크'],
+  offers: ['첫 달 무료', '이번 주 30% 할인', '월 4,900원부터', '무료 배송'],
+  ctas: ['자세히 보기', '지금 구매', '무료 체험'],
+  banners: ['문서 검색이 새로워졌습니다.', '이 사이트는 쿠키를 사용합니다.', '토요일 오전 2시부터 4시까지 점검이 있습니다.'],
+  views: (n) => `조회 ${n}회`,
+  updated: (d) => `최종 수정일 ${d}`,
+  crawled: (w) => `페이지 생성 ${w}`,
+  comments: (n) => `댓글 ${n}개`,
+  widgetTitles: { recent: '최근 글', popular: '인기 글', related: '관련 글', tags: '태그', newsletter: '뉴스레터', social: '팔로우하기' },
+  newsletter: ['매주 좋은 글을 메일로 보내 드립니다.', '언제든지 수신을 거부할 수 있습니다.'],
+  subscribe: '구독',
+  tags: ['Linux', '데이터베이스', '튜토리얼', '보안', '네트워크', '설정'],
+};
+
+const BY_LANGUAGE: Record<string, ChromeWords> = { en: EN, 'zh-cn': ZH_CN, 'zh-tw': ZH_TW, ja: JA, de: DE, fr: FR, es: ES, it: IT, 'pt-br': PT_BR, ru: RU, ko: KO };
 
 export function chromeWords(language: string): ChromeWords {
   return BY_LANGUAGE[language] ?? EN;

@@ -13,7 +13,8 @@ import { textTokens, visibleText } from './html-text.js';
 import type { Original } from './originals.js';
 import { Rng } from './prng.js';
 import { substantiveEdit, type SubstantiveEdit } from './substantive.js';
-import type { Label, NearDuplicateKind, Page } from '../labels.js';
+import { partlyUntranslated } from './untranslated.js';
+import type { GeneratedNearDuplicateKind, Label, Page } from '../labels.js';
 
 export interface ComposeOptions {
   readonly seed: string;
@@ -25,11 +26,22 @@ export interface ComposeOptions {
   readonly maxLag: number;
   /** Chance that an original also gets a hard negative (a sibling with other versions and identifiers). */
   readonly hardNegativeRate?: number;
+  /**
+   * Replacements a hard negative needs outside the page's own chrome (see
+   * hardNegative); fewer and it is not made. Unset: no such check.
+   */
+  readonly hardNegativeMinContentChanges?: number;
+  /**
+   * Chance that an original of a translated doc set (one whose source page is
+   * known) also gets a partly untranslated version (untranslated.ts). Drawn
+   * from a generator of its own, so a stream without it is the same as before.
+   */
+  readonly partlyUntranslatedRate?: number;
 }
 
 export const DEFAULT_COMPOSE: ComposeOptions = { seed: 'simhash-eval-v1', nearDuplicates: [0.35, 0.45, 0.2], substantiveRate: 0.16, maxLag: 400, hardNegativeRate: 0.15 };
 
-const KIND_WEIGHTS: readonly (readonly [NearDuplicateKind, number])[] = [
+const KIND_WEIGHTS: readonly (readonly [GeneratedNearDuplicateKind, number])[] = [
   ['exact-copy', 0.6],
   ['url-alias', 0.6],
   ['reformat', 1],
@@ -55,7 +67,7 @@ function host(url: string): string {
   return new URL(url).hostname;
 }
 
-function nearDuplicate(rng: Rng, kind: NearDuplicateKind, o: Original, chrome: Chrome, ctx: ChromeContext): { html: string; url: string; detail: string | null } | null {
+function nearDuplicate(rng: Rng, kind: GeneratedNearDuplicateKind, o: Original, chrome: Chrome, ctx: ChromeContext): { html: string; url: string; detail: string | null } | null {
   const render = (raw: string, c: Chrome): string => renderWithChrome(raw, c, o.set.language, host(o.url));
   switch (kind) {
     case 'exact-copy':
@@ -168,12 +180,25 @@ export function compose(originals: readonly Original[], options: ComposeOptions 
       const peers = (bySet.get(o.set.key) ?? []).filter((i) => i !== oi);
       const donor = peers.length === 0 ? null : originals[rng.pick(peers)]!;
       const made = donor === null ? null : hardNegative(rng, o.raw, donor.raw);
-      if (made !== null) {
+      if (made !== null && made.contentChanges >= (options.hardNegativeMinContentChanges ?? 0)) {
         pending.push({
           pos: later(),
           html: renderWithChrome(made.html, chrome, o.set.language, host(o.url)),
           url: o.url.replace(/(\.html?)?$/, '-sibling$1'),
           label: { ...base, cluster: `${cluster}-h`, kind: 'hard-negative', detail: made.detail, source: pos },
+        });
+      }
+    }
+    const untranslatedRate = options.partlyUntranslatedRate ?? 0;
+    if (untranslatedRate > 0 && o.translatedFrom !== undefined && o.set.translates !== undefined) {
+      const own = Rng.derive(seed, `partly-untranslated/${o.set.key}/${o.relPath}`);
+      const made = own.chance(untranslatedRate) ? partlyUntranslated(own, o.raw, o.translatedFrom, o.set.translates) : null;
+      if (made !== null) {
+        pending.push({
+          pos: pos + 0.5 + own.next() * Math.min(options.maxLag, n - pos + 20),
+          html: renderWithChrome(made.html, chrome, o.set.language, host(o.url)),
+          url: o.url,
+          label: { ...base, cluster, kind: 'partly-untranslated', detail: `${made.paragraphs.length} paragraph${made.paragraphs.length === 1 ? '' : 's'}`, changedFraction: Math.round(made.changedFraction * 1000) / 1000, source: pos },
         });
       }
     }

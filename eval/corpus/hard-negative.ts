@@ -7,7 +7,7 @@
  * everywhere. The prose around them is the same, but for a reader it is
  * another document: a correct detector keeps it novel.
  */
-import { joinParts, splitHtml } from './html-text.js';
+import { chromeRanges, insideAny, joinParts, splitHtml } from './html-text.js';
 import type { Rng } from './prng.js';
 
 const VERSION_RE = /\b\d+(?:\.\d+)+\b/g;
@@ -33,8 +33,14 @@ function otherVersion(rng: Rng, v: string): string {
   return parts.join('.');
 }
 
-/** The sibling page, or null when the page has neither versions nor repeated identifiers. */
-export function hardNegative(rng: Rng, html: string, donorHtml: string): { html: string; detail: string } | null {
+/**
+ * The sibling page, or null when the page has neither versions nor repeated
+ * identifiers. `contentChanges` counts the replacements outside the page's
+ * own chrome (chromeRanges): a sibling whose only change is a version number
+ * in the site header ("LibreOffice 7.4 Help") is the same document for a
+ * reader, so a stream may require some (ComposeOptions.hardNegativeMinContentChanges).
+ */
+export function hardNegative(rng: Rng, html: string, donorHtml: string): { html: string; detail: string; contentChanges: number } | null {
   const text = textOf(html);
   const versions = frequent(text, VERSION_RE, 1);
   const idents = frequent(text, IDENT_RE, 2).slice(0, 6);
@@ -45,15 +51,21 @@ export function hardNegative(rng: Rng, html: string, donorHtml: string): { html:
   if (map.size === 0) return null;
   const re = new RegExp(`(?<![\\w.])(?:${[...map.keys()].sort((a, b) => b.length - a.length).map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\w]|\\.\\d)`, 'g');
   const parts = splitHtml(html);
+  const chrome = chromeRanges(html);
   let changed = 0;
+  let contentChanges = 0;
+  let offset = 0;
   for (const p of parts) {
+    const at = offset;
+    offset += p.value.length;
     if (p.kind !== 'text') continue;
     p.value = p.value.replace(re, (m) => {
       changed++;
+      if (!insideAny(chrome, at)) contentChanges++;
       return map.get(m) ?? m;
     });
   }
   if (changed === 0) return null;
   const detail = [versions.length > 0 ? 'versions' : '', idents.length > 0 ? 'identifiers' : ''].filter(Boolean).join('+');
-  return { html: joinParts(parts), detail };
+  return { html: joinParts(parts), detail, contentChanges };
 }

@@ -105,12 +105,16 @@ const STOP: Record<string, ReadonlySet<string>> = {
   en: new Set(['the', 'and', 'of', 'to', 'is', 'in', 'that', 'for', 'with', 'this', 'are', 'be', 'by', 'it']),
   de: new Set(['der', 'die', 'und', 'das', 'ist', 'nicht', 'mit', 'den', 'ein', 'eine', 'zu', 'sie', 'auf', 'wird']),
   fr: new Set(['le', 'la', 'les', 'des', 'et', 'est', 'une', 'du', 'pour', 'dans', 'que', 'qui', 'pas', 'sur']),
+  es: new Set(['el', 'la', 'los', 'las', 'de', 'del', 'y', 'que', 'en', 'para', 'una', 'por', 'con', 'se']),
+  it: new Set(['il', 'lo', 'la', 'gli', 'le', 'di', 'che', 'per', 'una', 'del', 'della', 'con', 'non', 'sono']),
+  'pt-br': new Set(['o', 'os', 'as', 'de', 'do', 'da', 'dos', 'das', 'que', 'para', 'uma', 'com', 'não', 'em']),
+  ru: new Set(['и', 'в', 'на', 'с', 'по', 'для', 'не', 'что', 'это', 'как', 'из', 'или', 'от', 'к']),
 };
 
 /**
- * Is the page's visible text mostly in `language`? CJK languages by script
- * share, spaced ones by stop words against English. Rejects untranslated
- * fallbacks in translated doc sets.
+ * Is the page's visible text mostly in `language`? CJK languages and Korean
+ * by script share, spaced ones by stop words against English. Rejects
+ * untranslated fallbacks in translated doc sets.
  */
 export function looksLikeLanguage(text: string, language: string): boolean {
   const tokens = textTokens(text);
@@ -124,6 +128,12 @@ export function looksLikeLanguage(text: string, language: string): boolean {
     }
     if (cjk / tokens.length < 0.5) return false;
     return language === 'ja' ? kana / cjk > 0.1 : kana / cjk < 0.02;
+  }
+  if (language === 'ko') {
+    // Hangul syllables count one token each (textTokens), like CJK characters.
+    let hangul = 0;
+    for (const t of tokens) if (/[\uac00-\ud7af]/.test(t)) hangul++;
+    return hangul / tokens.length >= 0.5;
   }
   const count = (lang: string): number => {
     const set = STOP[lang]!;

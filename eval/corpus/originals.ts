@@ -1,6 +1,7 @@
 /**
  * Picks the original pages: per doc set, files in a seeded order, kept when
- * they are valid UTF-8, not too large, really in the set's language, have
+ * they are valid UTF-8, not too large, documents of their own (the set's
+ * `reject` rule: no redirects or stubs), really in the set's language, have
  * some text, and are not near-duplicates of an already kept original (see
  * overlap-filter.ts).
  */
@@ -17,6 +18,8 @@ export interface Original {
   readonly url: string;
   readonly raw: string;
   readonly title: string;
+  /** The page this one translates (same path in `set.translates.root`), when the set is a translation and it exists. */
+  readonly translatedFrom?: string;
 }
 
 export interface Rejections {
@@ -28,6 +31,15 @@ export const MIN_TEXT_CHARS = 300;
 export const OVERLAP_THRESHOLD = 0.5;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The source page of a translation; undefined when it is missing or not UTF-8 (the page then gets no partly untranslated version). */
+function readSource(path: string): string | undefined {
+  try {
+    return utf8.decode(readFileSync(path));
+  } catch {
+    return undefined;
+  }
+}
 
 export function pickOriginals(seed: string, sets: readonly DocSet[]): { originals: Original[]; rejected: Rejections } {
   const filter = createOverlapFilter(OVERLAP_THRESHOLD);
@@ -53,6 +65,11 @@ export function pickOriginals(seed: string, sets: readonly DocSet[]): { original
         reject('not-utf8');
         continue;
       }
+      const notUsable = set.reject?.(raw) ?? null;
+      if (notUsable !== null) {
+        reject(notUsable);
+        continue;
+      }
       if (set.htmlLang !== undefined && !new RegExp(`<html[^>]*\\blang="${set.htmlLang}"`, 'i').test(raw)) {
         reject('fallback-language');
         continue;
@@ -70,7 +87,8 @@ export function pickOriginals(seed: string, sets: readonly DocSet[]): { original
         reject('near-duplicate-of-kept-original');
         continue;
       }
-      originals.push({ set, relPath: rel, url: set.urlBase + rel, raw, title: titleOf(raw) });
+      const translatedFrom = set.translates === undefined ? undefined : readSource(join(set.translates.root, rel));
+      originals.push({ set, relPath: rel, url: set.urlBase + rel, raw, title: titleOf(raw), ...(translatedFrom === undefined ? {} : { translatedFrom }) });
       kept++;
     }
   }

@@ -30,10 +30,18 @@ export interface DocSet {
   readonly accept?: (relPath: string) => boolean;
   /** `lang` attribute the page's <html> must carry, if the set mixes fallbacks in. */
   readonly htmlLang?: string;
+  /** Why a page's raw HTML is not a usable original (a redirect, a "this page moved" stub), or null. */
+  readonly reject?: (raw: string) => string | null;
+  /**
+   * The doc set this one translates page for page: the same relative paths,
+   * paragraphs with the same ids. Links in the source point into its own
+   * language folder (`hrefFrom`); in this set they point to `hrefTo`.
+   */
+  readonly translates?: { readonly root: string; readonly hrefFrom: string; readonly hrefTo: string };
 }
 
 const DOC = '/usr/share/doc';
-const notIndexLike = (rel: string): boolean => !/(^|\/)(genindex|search|py-modindex|bookindex|sitemap)[^/]*\.html$/.test(rel);
+export const notIndexLike = (rel: string): boolean => !/(^|\/)(genindex|search|py-modindex|bookindex|sitemap)[^/]*\.html$/.test(rel);
 
 function apache(language: string, dir: string, quota: number): DocSet {
   return {

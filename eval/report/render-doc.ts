@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import type { SweepFile } from '../sweep/types.js';
 import { prVsKFigure, recallByKindFigure } from './figures.js';
 import { markerNames, replaceBetweenMarkers } from './format.js';
-import { SECTIONS, type CliResults, type CorpusManifest, type ReportInputs } from './sections.js';
+import { SECTIONS, type CliResults, type CorpusManifest, type HeldoutResults, type ReportInputs } from './sections.js';
 
 export const FIGURE_PR = 'figure1-pr-vs-k.svg';
 export const FIGURE_KINDS = 'recall-by-kind-vs-k.svg';
+/** The held-out stream's files in eval/results (eval/run.sh with EVAL_STREAM=heldout writes them). */
+export const HELDOUT_CORPUS = 'heldout-corpus.json';
+export const HELDOUT_CLI = 'heldout-cli-defaults.json';
 
 export function readResults(dir: string): ReportInputs {
   const read = <T>(name: string): T => JSON.parse(readFileSync(join(dir, name), 'utf8')) as T;
@@ -15,7 +18,16 @@ export function readResults(dir: string): ReportInputs {
     corpus: read<CorpusManifest>('corpus.json'),
     sweep: read<SweepFile>('sweep.json'),
     cli: existsSync(join(dir, 'cli-defaults.json')) ? read<CliResults>('cli-defaults.json') : null,
+    heldout: readHeldout(dir),
   };
+}
+
+/** The held-out stream's results, written by `bash eval/heldout.sh`; null before its first run. */
+function readHeldout(dir: string): HeldoutResults | null {
+  if (!existsSync(join(dir, HELDOUT_CORPUS))) return null;
+  const corpus = JSON.parse(readFileSync(join(dir, HELDOUT_CORPUS), 'utf8')) as CorpusManifest;
+  const cli = existsSync(join(dir, HELDOUT_CLI)) ? (JSON.parse(readFileSync(join(dir, HELDOUT_CLI), 'utf8')) as CliResults) : null;
+  return { corpus, cli };
 }
 
 /** The doc with every marker section regenerated; throws on unknown or missing markers. */

@@ -1,6 +1,7 @@
 /** Markdown tables of a Scores object (pure; used by the console and the doc). */
 import { isNearDuplicateKind } from '../labels.js';
 import type { GroupScore, Scores } from '../score.js';
+import type { TargetRow } from '../targets.js';
 import { frac, fracCI, markdownTable, num, pct } from './format.js';
 
 export function overallLine(s: Scores): string {
@@ -66,6 +67,24 @@ export function chromeTable(s: Scores): string {
     .filter(([k]) => isNearDuplicateKind(k.split('/')[0]!) || k.startsWith('original/'))
     .map(([k, g]) => [k, String(g.pages), isNearDuplicateKind(k.split('/')[0]!) ? frac(g.truePositives, g.positives) : frac(g.originalsCalledDuplicate, g.originals, 2)]);
   return markdownTable(['kind / chrome markup', 'pages', 'caught (near-duplicates) or called duplicate (originals)'], rows);
+}
+
+/** One row per target: the target, the observed value with its 95% interval, met or missed, and whether the interval clears it. */
+export function targetsTable(rows: readonly TargetRow[]): string {
+  return markdownTable(
+    ['target', 'required', 'observed (95% interval)', 'verdict', 'interval clears the target'],
+    rows.map((r) => {
+      const digits = r.threshold > 0 && r.threshold < 0.01 ? 2 : 1;
+      const required = r.target === 'F1' ? `≥ ${r.threshold.toFixed(2)}` : r.direction === 'at-most' && r.threshold === 0 ? 'none' : `${r.direction === 'at-least' ? '≥' : '≤'} ${pct(r.threshold, digits)}`;
+      const observed =
+        r.value === null || r.interval === null
+          ? '—'
+          : r.target === 'F1'
+            ? `${num(r.value)} (${num(r.interval[0])}–${num(r.interval[1])})`
+            : fracCI(r.count, r.of, digits);
+      return [r.target, required, observed, r.met ? '**met**' : '**missed**', r.clears ? 'yes' : 'no'];
+    }),
+  );
 }
 
 export function consoleReport(title: string, s: Scores): string {

@@ -8,7 +8,8 @@ import type { Scores } from '../score.js';
 import type { DistanceSummary } from '../sweep/analysis.js';
 import type { SweepFile } from '../sweep/types.js';
 import { frac, fracCI, markdownTable, num, pct } from './format.js';
-import { chromeTable, groupTable, hostileTable, kindTable, substantiveTable } from './score-tables.js';
+import { evaluateTargets } from '../targets.js';
+import { chromeTable, groupTable, hostileTable, kindTable, substantiveTable, targetsTable } from './score-tables.js';
 
 export interface CorpusManifest {
   readonly seed: string;
@@ -23,19 +24,32 @@ export interface CorpusManifest {
   readonly perLanguage: Record<string, number>;
   readonly perSiteKind: Record<string, number>;
   readonly perDetail: Record<string, number>;
+  /** Which stream (absent for the tuning stream, whose manifest keeps its first shape). */
+  readonly stream?: string;
+  /** Package of each doc set (held-out manifest). */
+  readonly docSetPackages?: Record<string, string>;
 }
 
 export interface CliResults {
   readonly command: string;
   readonly seconds: number | null;
+  /** How long building the corpus took (recorded by the held-out run). */
+  readonly corpusSeconds?: number;
   readonly pages: number;
   readonly scores: Scores;
+}
+
+/** The held-out stream's results (eval/results/heldout-*.json), when it has been run. */
+export interface HeldoutResults {
+  readonly corpus: CorpusManifest;
+  readonly cli: CliResults | null;
 }
 
 export interface ReportInputs {
   readonly corpus: CorpusManifest;
   readonly cli: CliResults | null;
   readonly sweep: SweepFile;
+  readonly heldout: HeldoutResults | null;
 }
 
 function worstKind(s: Scores): { kind: string; recall: number } | null {
@@ -360,6 +374,105 @@ export function helpsSection({ sweep }: ReportInputs): string {
   ].join('\n');
 }
 
+function weakestKind(s: Scores): string {
+  const w = worstKind(s);
+  return w === null ? '—' : `${w.kind} ${pct(w.recall)}`;
+}
+
+/** The held-out stream: its corpus, the batch CLI's scores at its defaults, and the targets (never a sweep). */
+export function heldoutSection({ heldout, cli }: ReportInputs): string {
+  if (heldout === null) return '_The held-out stream has not been run (`bash eval/heldout.sh`)._';
+  const { corpus } = heldout;
+  if (heldout.cli === null) return '_The held-out corpus was built but the batch CLI was not run over it (`bash eval/heldout.sh`)._';
+  const s = heldout.cli.scores;
+  const o = s.overall;
+  const called = o.truePositives + o.wrongMatches + o.falsePositives;
+  const targets = evaluateTargets(s);
+  const f1 = targets.find((t) => t.target === 'F1');
+  const hard = s.byKind['hard-negative'];
+  const languages = Object.keys(corpus.perLanguage).filter((l) => l !== 'und');
+  const nearDuplicateKinds = Object.keys(corpus.perKind).filter(isNearDuplicateKind);
+  const nearDuplicates = nearDuplicateKinds.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0);
+  const errorKinds = Object.entries(s.byKind)
+    .filter(([, g]) => g.errors + g.missing > 0)
+    .map(([k, g]) => `${k} ${g.errors + g.missing}`)
+    .join(', ');
+  const timing = [
+    heldout.cli.corpusSeconds === undefined ? null : `building the corpus took ${heldout.cli.corpusSeconds.toFixed(1)} s`,
+    heldout.cli.seconds === null ? null : `the batch CLI ${heldout.cli.seconds.toFixed(1)} s`,
+  ].filter((x) => x !== null);
+  const comparison =
+    cli === null
+      ? ''
+      : markdownTable(
+          ['measure', 'tuning stream', 'held-out stream'],
+          (
+            [
+              ['precision', (x: Scores) => fracCI(x.overall.truePositives, x.overall.truePositives + x.overall.wrongMatches + x.overall.falsePositives)],
+              ['recall', (x: Scores) => fracCI(x.overall.truePositives, x.overall.positives)],
+              ['F1', (x: Scores) => num(x.overall.f1)],
+              ['distinct pages called duplicate', (x: Scores) => fracCI(x.overall.originalsCalledDuplicate, x.overall.originals, 2)],
+              ['hard negatives called duplicate', (x: Scores) => (x.byKind['hard-negative'] === undefined ? '—' : fracCI(x.byKind['hard-negative'].falsePositives, x.byKind['hard-negative'].pages))],
+              ['substantive edits called duplicate', (x: Scores) => fracCI(x.overall.substantiveCalledDuplicate, x.overall.substantive)],
+              ['weakest near-duplicate kind', weakestKind],
+            ] as const
+          ).map(([name, f]) => [name, f(cli.scores), f(s)]),
+        );
+  const errorCodes = markdownTable(
+    ['error code', 'verdicts'],
+    Object.entries(s.errorCodes).map(([c, n]) => [c, String(n)]),
+  );
+  const docSets = markdownTable(
+    ['doc set', 'originals', 'package'],
+    Object.entries(corpus.originalsPerDocSet).map(([k, n]) => {
+      const pkg = corpus.docSetPackages?.[k];
+      return [k, String(n), pkg === undefined ? '—' : `${pkg} ${corpus.packages[pkg] ?? '?'}`];
+    }),
+  );
+  return [
+    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} doc sets of ${Object.keys(corpus.packages).length} Debian packages the tuning corpus does not read, in ${languages.length} languages: ${languages.join(', ')}; ${nearDuplicates} near-duplicates of ${nearDuplicateKinds.length} kinds, ${corpus.perKind['partly-untranslated'] ?? 0} of them partly untranslated pages; ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs; seed \`${corpus.seed}\`), the batch CLI at its defaults scores:`,
+    '',
+    `- **precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}**; with Wilson 95% intervals: precision ${fracCI(o.truePositives, called)}, recall ${fracCI(o.truePositives, o.positives)}, F1 ${f1 === undefined || f1.interval === null ? '—' : `${num(f1.interval[0])}–${num(f1.interval[1])}`};`,
+    `- **distinct pages called duplicate: ${fracCI(o.originalsCalledDuplicate, o.originals, 2)}**;`,
+    `- hard negatives called duplicate: ${hard === undefined ? '—' : fracCI(hard.falsePositives, hard.pages)}; substantive edits called duplicate: ${fracCI(o.substantiveCalledDuplicate, o.substantive)};`,
+    `- weakest near-duplicate kind: **${weakestKind(s)}** caught;`,
+    `- errors: ${o.errors} (${Object.entries(s.errorCodes).map(([c, n]) => `${c} ×${n}`).join(', ') || 'none'}; by kind: ${errorKinds || 'none'}), missing verdicts: ${o.missing}${timing.length === 0 ? '' : `; ${timing.join(', ')}`}.`,
+    '',
+    `**Targets: ${targets.filter((t) => t.met).length} of ${targets.length} met.** "Met" means the observed value meets the target on this stream; the last column says whether its whole 95% interval does, that is, whether a stream this size shows the target holds on the next one.`,
+    '',
+    targetsTable(targets),
+    '',
+    ...(comparison === '' ? [] : ['**Against the tuning stream** (the same generators on the pages the defaults were chosen on):', '', comparison, '']),
+    '**Recall by kind**',
+    '',
+    kindTable(s.byKind),
+    '',
+    '**By language**',
+    '',
+    groupTable('language', s.byLanguage),
+    '',
+    '**By site**',
+    '',
+    groupTable('site', s.bySite),
+    '',
+    '**Errors by code** (errors are right on hostile input, a miss on a near-duplicate)',
+    '',
+    errorCodes,
+    '',
+    '**Hostile input**',
+    '',
+    hostileTable(s),
+    '',
+    `Candidate originals turned away: ${Object.entries(corpus.rejectedOriginals).map(([r, n]) => `${r} ${n}`).join(', ') || 'none'}.`,
+    '',
+    '<details><summary>Originals per doc set</summary>',
+    '',
+    docSets,
+    '',
+    '</details>',
+  ].join('\n');
+}
+
 export const SECTIONS: Record<string, (inputs: ReportInputs) => string> = {
   summary: summarySection,
   corpus: corpusSection,
@@ -368,4 +481,5 @@ export const SECTIONS: Record<string, (inputs: ReportInputs) => string> = {
   recommendation: recommendationSection,
   'runs-out': runsOutSection,
   helps: helpsSection,
+  heldout: heldoutSection,
 };

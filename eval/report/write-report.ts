@@ -1,6 +1,7 @@
 /**
  * Regenerates the figures (eval/results/*.svg) and the generated parts of
- * docs/quality.md from eval/results/{corpus,cli-defaults,sweep}.json. Text
+ * docs/quality.md from eval/results/{corpus,cli-defaults,sweep}.json and the
+ * held-out stream's heldout-{corpus,cli-defaults}.json when present. Text
  * outside the `<!-- eval:begin NAME -->` / `<!-- eval:end NAME -->` markers is
  * left alone; a marker the generator does not know, or a section without its
  * marker, is an error. test/unit/eval/report.test.ts checks that the
