@@ -110,7 +110,7 @@ const LIBREOFFICE_QUOTA = 110;
 export const HELDOUT_DOC_SETS: readonly DocSet[] = [
   { key: 'django.en', site: 'django-docs', language: 'en', pkg: 'python-django-doc', root: `${DOC}/python-django-doc/html`, urlBase: 'https://docs.djangoproject.com/en/3.2/', quota: 300, accept: sphinxPage },
   { key: 'sphinx.en', site: 'sphinx-docs', language: 'en', pkg: 'sphinx-doc', root: `${DOC}/sphinx-doc/html`, urlBase: 'https://www.sphinx-doc.org/en/5.x/', quota: 80, accept: sphinxPage },
-  { key: 'nodejs.en', site: 'nodejs-api', language: 'en', pkg: 'nodejs-doc', root: `${DOC}/nodejs/api`, urlBase: 'https://nodejs.org/docs/v18.20.4/api/', quota: 45, accept: (rel) => rel.endsWith('.html') && !rel.includes('/') && rel !== 'all.html' && rel !== 'index.html' },
+  // Not nodejs-doc: Debian's package conflicts with the nodejs packages Node 20 installs come from, and installing it removes Node.
   mdBook('rust-book', 'book', 100),
   mdBook('rust-reference', 'reference', 60),
   { key: 'rust-std.en', site: 'rustdoc', language: 'en', pkg: 'rust-doc', root: `${DOC}/rust-doc/html/std`, urlBase: 'https://doc.rust-lang.org/1.63.0/std/', quota: 150, accept: rustdocItem, reject: notADocument },
