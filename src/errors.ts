@@ -18,8 +18,13 @@ export const ERROR_CODES = {
   SCHEMA_UNKNOWN: 'record names an unknown schema id',
   /** A page failed validation (missing id, bad field types). */
   PAGE_INVALID: 'page failed validation',
-  /** A page body is not valid UTF-8. */
-  PAGE_INVALID_UTF8: 'page body is not valid UTF-8',
+  /**
+   * A page id is not valid UTF-8 (or holds lone surrogates). Ids are keys and
+   * are never repaired; a body with broken bytes is decoded leniently instead.
+   */
+  PAGE_INVALID_UTF8: 'page id is not valid UTF-8',
+  /** A page body is a binary format or mostly junk bytes (isBinaryContent), not text. */
+  PAGE_BINARY: 'page body is binary content, not text',
   /** A page has no content features (empty, only markup or script, binary junk). */
   PAGE_EMPTY: 'page has no content to fingerprint',
   /** A page is larger than the configured limit. */

@@ -102,6 +102,9 @@ function hostileRecords(round: number): Hostile[] {
     { kind: 'not-json', key: key('not-json'), value: Buffer.from('hello, this is neither Avro nor JSON') },
     { kind: 'only-markup', key: key('only-markup'), value: Buffer.from(JSON.stringify({ id: key('only-markup'), html: '<html><script>var x = 1;</script><style>p{}</style></html>' })) },
     { kind: 'avro-unknown-schema', key: key('avro-unknown-schema'), value: Buffer.from([0, 0x7f, 0xff, 0xff, 0xf0 + (round % 8), 2, 0x61, 0x62]) },
+    // The 'invalid-utf8' body above is decoded with U+FFFD and decided; an id with invalid UTF-8 is refused.
+    { kind: 'invalid-utf8-id', key: key('invalid-utf8-id'), value: Buffer.concat([Buffer.from('{"id":"bad-id-'), Buffer.from([0xff, 0xfe]), Buffer.from(`-${round}","html":"<p>a page whose id is broken</p>"}`)]) },
+    { kind: 'binary-body', key: key('binary-body'), value: Buffer.from(JSON.stringify({ id: key('binary-body'), html: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]).toString('latin1') })) },
   ];
 }
 

@@ -15,7 +15,7 @@ import { DedupError, errorCode } from '../errors.js';
 import type { Fingerprinter } from '../fingerprint/index.js';
 import { fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
 import type { Decider } from '../dedup/decider.js';
-import { decodeUtf8, MAX_ID_BYTES, toCrawledPage } from '../wire/crawled-page.js';
+import { MAX_ID_BYTES, parseJsonRecord, toCrawledPage } from '../wire/crawled-page.js';
 import { readLines } from './line-reader.js';
 
 export interface BatchOptions {
@@ -55,13 +55,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchStats> {
       if (bytes.length > maxPageBytes + 64 * 1024) {
         throw new DedupError('PAGE_TOO_LARGE', `line is ${bytes.length} bytes, over the ${maxPageBytes}-byte page limit`);
       }
-      let record: unknown;
-      const text = decodeUtf8(bytes, 'line');
-      try {
-        record = JSON.parse(text);
-      } catch (error) {
-        throw new DedupError('RECORD_UNDECODABLE', `not valid JSON: ${(error as Error).message}`, { cause: error });
-      }
+      const record = parseJsonRecord(bytes, 'line');
       // An error line names its page, unless the id is itself what is wrong (over the limit).
       const recordId = record && typeof record === 'object' ? (record as { id?: unknown }).id : undefined;
       if (typeof recordId === 'string' && Buffer.byteLength(recordId) <= MAX_ID_BYTES) id = recordId;
@@ -99,7 +93,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchStats> {
 const ID_PREFIX = /"id"\s*:\s*"((?:[^"\\]|\\.){1,1024})"/;
 
 /**
- * The page id of a line that was never parsed (too large, or not UTF-8), read
+ * The page id of a line that was never parsed (too large, or not JSON), read
  * from its first 4 KiB when it is there, so error lines can be matched to
  * their pages by id and not only by line number.
  */

@@ -1,7 +1,9 @@
 /**
- * Splits a byte stream into lines without decoding it first, so each line can
- * be decoded strictly (invalid UTF-8 becomes an error on that line, never a
- * silent U+FFFD) and a 5 MB line costs one copy, not a string per chunk.
+ * Splits a byte stream into lines without decoding it first, so each line is
+ * decoded on its own by the page rules (parseJsonRecord: a broken byte in a
+ * body becomes U+FFFD, one in an id refuses that line; a chunk boundary never
+ * splits a character into two replacements) and a 5 MB line costs one copy,
+ * not a string per chunk.
  */
 export async function* readLines(stream: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer> {
   let pending: Buffer[] = [];

@@ -15,7 +15,7 @@ import avro from 'avsc';
 import { DedupError } from '../errors.js';
 import { createFingerprinter, fingerprintToBytes, fingerprintToHex, type FeatureOptions } from '../fingerprint/index.js';
 import { WORDS_PER_RESULT, encodeResult } from '../fingerprint/result-codec.js';
-import { decodeUtf8, toCrawledPage, type CrawledPage } from '../wire/crawled-page.js';
+import { parseJsonRecord, toCrawledPage, type CrawledPage } from '../wire/crawled-page.js';
 
 export interface PrepareWorkerData {
   readonly features: Partial<FeatureOptions>;
@@ -102,12 +102,7 @@ if (port !== null) {
       }
     }
     if (firstNonSpace(value) !== OPEN_BRACE) throw new DedupError('RECORD_UNDECODABLE', 'record is neither Avro (magic byte 0) nor a JSON object');
-    const text = decodeUtf8(value, 'record value');
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new DedupError('RECORD_UNDECODABLE', `not valid JSON: ${(error as Error).message}`, { cause: error });
-    }
+    return parseJsonRecord(value, 'record value');
   };
 
   /** The bytes RecordCodec.encodeNovel writes for this page and fingerprint; null if it would throw. */

@@ -15,7 +15,9 @@ export function badRecords(): { key: string; value: Buffer }[] {
   return [
     { key: 'bad-garbage-json', value: Buffer.from('{"id": "x", "html": ') },
     { key: 'bad-not-json', value: Buffer.from('this is not a record') },
-    { key: 'bad-invalid-utf8', value: Buffer.concat([Buffer.from('{"id":"bad-utf8","url":"u","html":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]) },
+    // A broken byte in the body would be decoded and decided; in the id it is refused.
+    { key: 'bad-invalid-utf8-id', value: Buffer.concat([Buffer.from('{"id":"bad-utf8-'), Buffer.from([0xc3, 0x28]), Buffer.from('","url":"u","html":"<p>a page whose id is broken</p>"}')]) },
+    { key: 'bad-binary-body', value: Buffer.from(JSON.stringify({ id: 'bad-binary', url: 'https://e.example/logo.png', html: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]).toString('utf8') })) },
     { key: 'bad-empty-page', value: Buffer.from(JSON.stringify({ id: 'bad-empty', url: 'https://e.example/', html: '<html><body></body></html>' })) },
     { key: 'bad-unknown-schema', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x01, 0x02, 0x03]) },
     { key: 'bad-missing-id', value: Buffer.from(JSON.stringify({ url: 'https://e.example/', html: '<p>no id</p>' })) },

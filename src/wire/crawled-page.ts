@@ -2,7 +2,9 @@
  * A crawled page as the core sees it, and the one validation every input path
  * (Kafka Avro, Kafka JSON, the batch CLI's JSON Lines) goes through.
  */
+import { isUtf8 } from 'node:buffer';
 import { DedupError } from '../errors.js';
+import { decodePageBytes, isBinaryContent, toWellFormedText } from '../fingerprint/page-bytes.js';
 
 export interface CrawledPage {
   readonly id: string;
@@ -56,26 +58,100 @@ export const MAX_FETCHED_AT_AHEAD_MS = 24 * 60 * 60 * 1000;
 /** The page store keeps seconds in a uint32: the last storable millisecond. */
 const MAX_STORABLE_MS = 0xffffffff * 1000;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
-/** Decodes UTF-8 strictly: invalid bytes are an error (PAGE_INVALID_UTF8), never replaced. */
-export function decodeUtf8(bytes: Uint8Array, what: string): string {
-  try {
-    return utf8.decode(bytes);
-  } catch (error) {
-    throw new DedupError('PAGE_INVALID_UTF8', `${what} is not valid UTF-8`, { cause: error });
+/**
+ * The id is a key: it must be text exactly as sent. Replacing an invalid
+ * byte with U+FFFD, as a page body gets, would make two different byte ids
+ * one id. JavaScript strings can also hold lone surrogates (JSON "\ud800"),
+ * which are not Unicode text either.
+ */
+function assertIdWellFormed(id: string): void {
+  // String.prototype.isWellFormed is Node 20+.
+  if (!(id as string & { isWellFormed(): boolean }).isWellFormed()) {
+    throw new DedupError('PAGE_INVALID_UTF8', 'id contains lone surrogates (not valid Unicode); ids are kept exactly, never repaired');
   }
 }
 
 /**
- * JavaScript strings can hold lone surrogates (JSON "\ud800"), which are not
- * Unicode text and cannot be encoded as UTF-8; treat them like invalid UTF-8.
+ * A page body (html or text) as the text a browser would show: bytes are
+ * decoded as the WHATWG Encoding Standard decodes them (BOM sniff, then UTF-8
+ * with U+FFFD for every invalid sequence), a string's lone surrogates become
+ * U+FFFD. A real page with a few broken bytes, NULs, controls or a stray BOM
+ * is still a page and gets a verdict. What is not a page at all, a binary
+ * format or mostly junk (isBinaryContent, on the bytes when there are bytes),
+ * is refused as PAGE_BINARY.
  */
-export function assertWellFormed(text: string, what: string): void {
-  // String.prototype.isWellFormed is Node 20+.
-  if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) {
-    throw new DedupError('PAGE_INVALID_UTF8', `${what} contains lone surrogates (not valid Unicode)`);
+export function decodePageText(value: Uint8Array | string, what: string): string {
+  if (isBinaryContent(value)) {
+    throw new DedupError('PAGE_BINARY', `${what} is binary content, not text (a binary format, or over 1/8 control bytes and invalid UTF-8 in its first 8 KiB)`);
   }
+  return typeof value === 'string' ? toWellFormedText(value) : decodePageBytes(value);
+}
+
+const UTF8_BOM_LENGTH = 3;
+const REPLACEMENT_CHARACTER_UTF8 = Buffer.from([0xef, 0xbf, 0xbd]);
+/** UTF-8 with replacement that keeps a BOM: it decodes pieces from the middle of a record. */
+const utf8KeepingBom = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+function hasUtf8Bom(bytes: Uint8Array): boolean {
+  return bytes.length >= UTF8_BOM_LENGTH && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+function idOf(record: unknown): unknown {
+  return typeof record === 'object' && record !== null && !Array.isArray(record) ? (record as { id?: unknown }).id : undefined;
+}
+
+/**
+ * The record decoded like decodePageBytes, except that each invalid sequence
+ * becomes `mark` instead of U+FFFD; a U+FFFD the record really holds stays.
+ * The bytes EF BF BD always decode to that U+FFFD, whatever comes before
+ * (EF is never a continuation byte, so it ends any broken sequence before
+ * it and starts its own), so decoding the pieces between them one by one
+ * gives decodePageBytes' text with only the replacements it made marked.
+ */
+function decodeMarkingReplacements(bytes: Uint8Array, mark: string): string {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const parts: string[] = [];
+  let start = hasUtf8Bom(buffer) ? UTF8_BOM_LENGTH : 0;
+  for (;;) {
+    const at = buffer.indexOf(REPLACEMENT_CHARACTER_UTF8, start);
+    parts.push(utf8KeepingBom.decode(buffer.subarray(start, at < 0 ? buffer.length : at)).replaceAll('\ufffd', mark));
+    if (at < 0) return parts.join('');
+    parts.push('\ufffd');
+    start = at + REPLACEMENT_CHARACTER_UTF8.length;
+  }
+}
+
+/**
+ * A JSON record (a Kafka record value, a batch line) into its value, one
+ * function for every entry point. JSON is UTF-8 (RFC 8259 section 8.1): the
+ * bytes are decoded with decodePageBytes, so a page body with broken bytes
+ * (a truncated character, a Latin-1 byte) is read with U+FFFD in their place
+ * and decided, not refused. The page id is the exception: an id that held an
+ * invalid byte is refused (PAGE_INVALID_UTF8), because two ids that differ
+ * only in their broken bytes would otherwise become one id. Throws
+ * RECORD_UNDECODABLE when the text is not JSON.
+ */
+export function parseJsonRecord(bytes: Uint8Array, what: string): unknown {
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
+    throw new DedupError('RECORD_UNDECODABLE', `${what} starts with a UTF-16 byte order mark; JSON records are UTF-8`);
+  }
+  const text = decodePageBytes(bytes);
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch (error) {
+    throw new DedupError('RECORD_UNDECODABLE', `not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  const id = idOf(record);
+  // Only an id with a U+FFFD in a record that was not valid UTF-8 can hold a
+  // replacement: parse again with replacements marked, and see whether the
+  // id changes. (The mark is a plain character, so the JSON parses the same.)
+  if (typeof id === 'string' && id.includes('\ufffd') && !isUtf8(bytes)) {
+    if (idOf(JSON.parse(decodeMarkingReplacements(bytes, '?'))) !== id) {
+      throw new DedupError('PAGE_INVALID_UTF8', 'id is not valid UTF-8; ids are kept exactly, never repaired');
+    }
+  }
+  return record;
 }
 
 /** An ISO-8601 date or date-time; Date.parse alone also takes "1" or "May 5". */
@@ -123,17 +199,15 @@ function checkBytes(value: string, field: string, max: number): void {
 
 function bodyField(value: unknown, field: string): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value === 'string') {
-    assertWellFormed(value, field);
-    return value;
-  }
-  if (value instanceof Uint8Array) return decodeUtf8(value, field);
+  if (typeof value === 'string' || value instanceof Uint8Array) return decodePageText(value, field);
   throw new DedupError('PAGE_INVALID', `${field} must be a string`);
 }
 
 /**
  * Validates a decoded record into a CrawledPage. Throws DedupError with
- * PAGE_INVALID, PAGE_INVALID_UTF8 or PAGE_TOO_LARGE.
+ * PAGE_INVALID, PAGE_INVALID_UTF8 (the id only), PAGE_TOO_LARGE or
+ * PAGE_BINARY. The url is read like a body (lone surrogates become U+FFFD):
+ * it is carried on, never used as a key.
  */
 export function toCrawledPage(
   record: unknown,
@@ -151,11 +225,10 @@ export function toCrawledPage(
   const r = record as Record<string, unknown>;
   if (typeof r.id !== 'string' || r.id.length === 0) throw new DedupError('PAGE_INVALID', 'id must be a non-empty string');
   checkBytes(r.id, 'id', MAX_ID_BYTES);
-  assertWellFormed(r.id, 'id');
-  const url = r.url === undefined || r.url === null ? '' : r.url;
-  if (typeof url !== 'string') throw new DedupError('PAGE_INVALID', 'url must be a string');
+  assertIdWellFormed(r.id);
+  if (r.url !== undefined && r.url !== null && typeof r.url !== 'string') throw new DedupError('PAGE_INVALID', 'url must be a string');
+  const url = typeof r.url === 'string' ? toWellFormedText(r.url) : '';
   checkBytes(url, 'url', MAX_URL_BYTES);
-  assertWellFormed(url, 'url');
   const htmlSize = r.html instanceof Uint8Array ? r.html.byteLength : typeof r.html === 'string' ? Buffer.byteLength(r.html) : 0;
   const textSize = typeof r.text === 'string' ? Buffer.byteLength(r.text) : 0;
   if (htmlSize + textSize > options.maxPageBytes) {

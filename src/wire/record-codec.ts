@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { DedupError } from '../errors.js';
 import { fingerprintFromBytes, fingerprintFromHex, fingerprintToBytes, fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
-import { decodeUtf8, toCrawledPage, type CrawledPage } from './crawled-page.js';
+import { parseJsonRecord, toCrawledPage, type CrawledPage } from './crawled-page.js';
 import { createRegistryClient, DEFAULT_REGISTRY_TIMEOUT_MS, wrapRegistry, type RegistryClient, type RegistryHealth } from './registry.js';
 
 export const SCHEMA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'schemas');
@@ -212,19 +212,10 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
     }
   }
 
-  function decodeJson(value: Buffer): unknown {
-    const text = decodeUtf8(value, 'record value');
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new DedupError('RECORD_UNDECODABLE', `not valid JSON: ${(error as Error).message}`, { cause: error });
-    }
-  }
-
   async function decodeAny(value: Buffer | null): Promise<unknown> {
     if (value === null || value.length === 0) throw new DedupError('RECORD_UNDECODABLE', 'record has no value');
     if (value[0] === AVRO_MAGIC) return decodeAvro(value);
-    if (firstNonSpace(value) === OPEN_BRACE) return decodeJson(value);
+    if (firstNonSpace(value) === OPEN_BRACE) return parseJsonRecord(value, 'record value');
     throw new DedupError('RECORD_UNDECODABLE', 'record is neither Avro (magic byte 0) nor a JSON object');
   }
 

@@ -1,7 +1,7 @@
 /**
  * The pipeline end to end on the real broker and registry: a few thousand
  * crawl-like pages with planted near-duplicates and exact copies, the same
- * page id sent twice, and every kind of bad record. Every input offset must
+ * page id sent twice, damaged pages (decided), and every kind of bad record. Every input offset must
  * end in exactly one verdict or one dead letter; verdicts must equal the
  * core's batch decision on the same stream; /metrics must count them.
  */
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { createRecordCodec } from '../../src/wire/record-codec.js';
 import { demoPages } from '../../src/producers/demo-pages.js';
-import { createFingerprinter } from '../../src/fingerprint/index.js';
+import { createFingerprinter, decodePageBytes } from '../../src/fingerprint/index.js';
 import { fingerprintFromBytes, fingerprintToHex } from '../../src/fingerprint/fingerprint-hex.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { loadConfig } from '../../src/config.js';
@@ -63,15 +63,40 @@ test('crawled pages in, verdicts out: each offset exactly once, verdicts equal t
   const bad: Input[] = [
     { key: 'bad-empty', value: await avroOf({ id: 'bad-empty', url: 'u', fetchedAt: Date.now(), html: '<html><body><script>x()</script></body></html>', text: null }), badCode: 'PAGE_EMPTY' },
     { key: 'bad-huge', value: Buffer.from(JSON.stringify({ id: 'bad-huge', url: 'u', html: `<p>${'word '.repeat(1_000_000)}</p>` })), badCode: 'PAGE_TOO_LARGE' },
-    { key: 'bad-utf8', value: Buffer.concat([Buffer.from('{"id":"bad-utf8","url":"u","html":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]), badCode: 'PAGE_INVALID_UTF8' },
+    { key: 'bad-utf8-id', value: Buffer.concat([Buffer.from('{"id":"bad-utf8-'), Buffer.from([0xc3, 0x28]), Buffer.from('","url":"u","html":"<p>a page whose id is not UTF-8</p>"}')]), badCode: 'PAGE_INVALID_UTF8' },
+    { key: 'bad-binary', value: await avroOf({ id: 'bad-binary', url: 'u', fetchedAt: Date.now(), html: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), text: null }), badCode: 'PAGE_BINARY' },
+    { key: 'bad-binary-json', value: Buffer.from(JSON.stringify({ id: 'bad-binary-json', url: 'u', html: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1]).toString('utf8') })), badCode: 'PAGE_BINARY' },
     { key: 'bad-schema-id', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x01, 1, 2, 3]), badCode: 'SCHEMA_UNKNOWN' },
     { key: 'bad-not-avro', value: Buffer.from('plain text, not a record'), badCode: 'RECORD_UNDECODABLE' },
     { key: 'bad-json', value: Buffer.from('{"id": "bad-json", "html": '), badCode: 'RECORD_UNDECODABLE' },
     { key: 'bad-no-id', value: Buffer.from(JSON.stringify({ url: 'u', html: '<p>a page without an id</p>' })), badCode: 'PAGE_INVALID' },
     { key: 'bad-avro-body', value: Buffer.concat([(await avroOf({ id: 'x', url: 'u', fetchedAt: 1, html: null, text: 'x' })).subarray(0, 5), Buffer.from([0xff, 0xff, 0xff])]), badCode: 'RECORD_UNDECODABLE' },
   ];
-  // Spread the bad records through the stream.
-  bad.forEach((b, i) => inputs.splice(200 + i * 350, 0, b));
+  // Damaged pages are not bad records: broken bytes in the body (JSON and
+  // Avro) are decoded as a browser decodes them, and the page is decided.
+  const damagedFeed = demoPages({ seed: 8 });
+  const damaged: Input[] = [];
+  for (let i = 0; i < 4; i++) {
+    const p = damagedFeed.next().value!;
+    const at = p.html.indexOf('</p>');
+    const broken = [Buffer.from(p.html.slice(0, at)), Buffer.from([0xc3, 0x28, 0xff, 0xe6, 0x97]), Buffer.from(p.html.slice(at))];
+    const page = { id: `damaged-${p.id}`, url: p.url, fetchedAt: p.fetchedAt, html: decodePageBytes(Buffer.concat(broken)) };
+    const value =
+      i % 2 === 0
+        ? Buffer.concat([
+            Buffer.from(`{"id":${JSON.stringify(page.id)},"url":${JSON.stringify(page.url)},"fetchedAt":${page.fetchedAt},"html":"`),
+            Buffer.from(JSON.stringify(p.html.slice(0, at)).slice(1, -1)),
+            broken[1]!,
+            Buffer.from(JSON.stringify(p.html.slice(at)).slice(1, -1)),
+            Buffer.from('"}'),
+          ])
+        : await avroOf({ ...page, html: Buffer.concat(broken), text: null });
+    damaged.push({ key: page.id, value, page });
+  }
+  // Spread the bad records and the damaged pages through the stream.
+  bad.forEach((b, i) => inputs.splice(200 + i * 300, 0, b));
+  damaged.forEach((d, i) => inputs.splice(350 + i * 600, 0, d));
+  const decided = PAGES + damaged.length;
 
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   let pipeline: ReturnType<typeof startPipelineProcess> | null = null;
@@ -137,12 +162,13 @@ test('crawled pages in, verdicts out: each offset exactly once, verdicts equal t
       }
     }
     assert.ok(duplicates > PAGES * 0.1, `the demo stream plants near-duplicates (found ${duplicates})`);
+    assert.deepEqual(verdictRecords.filter((r) => r.key!.startsWith('damaged-')).map((r) => r.key).sort(), damaged.map((d) => d.key).sort(), 'every damaged page got a verdict');
     const repeated = expected.filter((e) => e.repeated);
     assert.equal(repeated.length, 1, 'the id sent twice is decided once and repeated once');
 
     // 3. The changelog has the decided pages; /metrics counts what happened.
-    const changes = await readCommitted(infra, [topics.DEDUP_FINGERPRINTS_TOPIC], (r) => new Set(r.map((x) => x.key)).size >= PAGES, { settleMs: 200 });
-    assert.equal(new Set(changes.map((c) => c.key)).size, PAGES);
+    const changes = await readCommitted(infra, [topics.DEDUP_FINGERPRINTS_TOPIC], (r) => new Set(r.map((x) => x.key)).size >= decided, { settleMs: 200 });
+    assert.equal(new Set(changes.map((c) => c.key)).size, decided);
     const metrics = await scrapeMetrics(`${pipeline.metricsUrl}/metrics`);
     const novel = expected.filter((e) => e.verdict === 'novel').length;
     assert.equal(metricSum(metrics, 'dedup_verdicts_total', 'verdict="novel"'), novel);
@@ -150,8 +176,8 @@ test('crawled pages in, verdicts out: each offset exactly once, verdicts equal t
     assert.equal(metricSum(metrics, 'dedup_pages_consumed_total'), inputs.length);
     assert.equal(metricSum(metrics, 'dedup_dead_letters_total'), bad.length);
     assert.equal(metricSum(metrics, 'dedup_dead_letters_total', 'reason="RECORD_UNDECODABLE"'), 3);
-    assert.equal(metricSum(metrics, 'dedup_index_fingerprints'), PAGES);
-    assert.ok(metricSum(metrics, 'dedup_probe_candidates_count') >= PAGES);
+    assert.equal(metricSum(metrics, 'dedup_index_fingerprints'), decided);
+    assert.ok(metricSum(metrics, 'dedup_probe_candidates_count') >= decided);
     assert.ok(metricSum(metrics, 'dedup_transactions_total', 'outcome="committed"') >= 1);
     assert.equal(metricSum(metrics, 'dedup_ready'), 1);
 

@@ -48,19 +48,22 @@ test('batch: one verdict per line, in order; planted copies and refetches are du
   assert.match(stderr, /400 lines/);
 });
 
-test('batch: bad lines get error lines, never a crash or a silent drop', () => {
+test('batch: bad lines get error lines, never a crash or a silent drop; damaged pages are decided', () => {
+  const fox = 'the quick brown fox jumps over the lazy dog near the river bank today';
   const lines = [
-    Buffer.from(JSON.stringify({ id: 'ok-1', text: 'the quick brown fox jumps over the lazy dog near the river bank today' })),
+    Buffer.from(JSON.stringify({ id: 'ok-1', text: fox })),
     Buffer.from('{"id": "broken", "html": '),
-    Buffer.concat([Buffer.from('{"id":"bad-utf8","html":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]),
+    Buffer.concat([Buffer.from('{"id":"damaged-body","html":"<p>caf'), Buffer.from([0xc3, 0x28]), Buffer.from(' au lait and croissants at the corner bakery every morning</p>"}')]),
     Buffer.from(JSON.stringify({ id: 'empty', html: '<html><body><script>var a=1</script></body></html>' })),
     Buffer.from(JSON.stringify({ id: 'empty-2', html: '' })),
     Buffer.from(JSON.stringify({ html: '<p>no id here at all</p>' })),
-    Buffer.from(JSON.stringify({ id: 'lone-surrogate', text: 'abc \ud800 def' })),
+    Buffer.from(JSON.stringify({ id: 'lone-surrogate', text: 'abc \ud800 def ghi jkl mno pqr stu vwx yz' })),
     Buffer.from(JSON.stringify({ id: 'huge', text: 'word '.repeat(1_100_000) })),
     Buffer.from(JSON.stringify([1, 2, 3])),
     Buffer.from(JSON.stringify({ id: 'nested', html: '<div>'.repeat(100_000) + 'deep text inside many divs here' })),
-    Buffer.from(JSON.stringify({ id: 'ok-2', text: 'the quick brown fox jumps over the lazy dog near the river bank today' })),
+    Buffer.concat([Buffer.from('{"id":"bad-id-'), Buffer.from([0xc3, 0x28]), Buffer.from(`","text":"${fox}"}`)]),
+    Buffer.from(JSON.stringify({ id: 'png', html: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 0)]).toString('latin1') })),
+    Buffer.from(JSON.stringify({ id: 'ok-2', text: fox })),
   ];
   const { status, stdout, stderr } = runCli(['batch', '--max-page-bytes=4194304'], Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')])));
   assert.equal(status, 0, stderr);
@@ -70,20 +73,23 @@ test('batch: bad lines get error lines, never a crash or a silent drop', () => {
   assert.deepEqual(codes, [
     'novel',
     'RECORD_UNDECODABLE',
-    'PAGE_INVALID_UTF8',
+    'novel',
     'PAGE_EMPTY',
     'PAGE_EMPTY',
     'PAGE_INVALID',
-    'PAGE_INVALID_UTF8',
+    'novel',
     'PAGE_TOO_LARGE',
     'PAGE_INVALID',
     'novel',
+    'PAGE_INVALID_UTF8',
+    'PAGE_BINARY',
     'duplicate',
   ]);
   assert.equal(out[1].line, 2);
+  assert.equal(out[2].id, 'damaged-body');
   assert.equal(out[3].id, 'empty');
   assert.equal(out[7].id, 'huge', 'a line too large to parse still names its page');
-  assert.equal(out[10].duplicateOf, 'ok-1');
+  assert.equal(out[12].duplicateOf, 'ok-1');
 });
 
 test('batch: an over-long id or url, or an impossible fetchedAt, is an error line of its own, small, and the run goes on', () => {

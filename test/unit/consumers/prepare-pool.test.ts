@@ -1,8 +1,8 @@
 /**
  * The prepare pool against the inline path as the oracle: over many generated
- * chunks (JSON and Avro pages, broken JSON, invalid UTF-8, empty pages, pages
- * too large, no id, no value, unknown schema ids, re-sent ids with changed
- * content) both processors write the same messages, byte for byte: same
+ * chunks (JSON and Avro pages, broken JSON, ids and bodies with invalid
+ * UTF-8, binary bodies, empty pages, pages too large, no id, no value, unknown
+ * schema ids, re-sent ids with changed content) both processors write the same messages, byte for byte: same
  * verdicts, same novel values, same dead letters with the same codes.
  */
 import { test } from 'node:test';
@@ -93,8 +93,10 @@ function record(r: () => number, offset: number): { record: InputRecord; kind: s
   else if (roll < 0.23) (value = Buffer.from([0, 0, 0, 0, 42, 1, 2, 3]), (kind = 'unknown-schema'));
   else if (roll < 0.24) (value = Buffer.from([0, 0, 0]), (kind = 'short-avro'));
   else if (roll < 0.26) (value = Buffer.concat([avroRecord(CRAWLED_PAGE_ID, { ...page, html: null, text: null }).subarray(0, 12)]), (kind = 'truncated-avro'));
-  else if (roll < 0.28) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from([0x3c, 0x70, 0x3e, 0xc3, 0x28]), text: null }), (kind = 'avro-bad-utf8'));
-  else if (roll < 0.3) (value = Buffer.from(`{"id":"${page.id}","text":"\\ud800 lone"}`), (kind = 'lone-surrogate'));
+  else if (roll < 0.27) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from([...Buffer.from(`<p>${words}`), 0xc3, 0x28, 0xff, ...Buffer.from(' bytes</p>')]), text: null }), (kind = 'avro-bad-utf8'));
+  else if (roll < 0.28) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...Array.from({ length: 300 }, () => Math.floor(r() * 256))]), text: null }), (kind = 'avro-binary'));
+  else if (roll < 0.29) (value = Buffer.from(`{"id":"${page.id}","text":"${words} \\ud800 lone"}`), (kind = 'lone-surrogate'));
+  else if (roll < 0.3) (value = Buffer.concat([Buffer.from(`{"id":"${page.id}","html":"<p>${words.slice(0, 40)}`), Buffer.from([0xe6, 0x97, 0xe9]), Buffer.from(`${words.slice(40)}</p>"}`)]), (kind = 'json-bad-utf8'));
   else if (roll < 0.34) (value = Buffer.from(JSON.stringify({ id: page.id, url: page.url, text: words })), (kind = 'text'));
   else if (roll < 0.37) (value = Buffer.from(JSON.stringify({ id: page.id, url: page.url, html: `<p>${words}</p>`, fetchedAt: '2026-01-02T03:04:05Z' })), (kind = 'iso-date'));
   else if (roll < 0.65) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from(page.html), text: null }), (kind = 'avro'));
@@ -148,8 +150,8 @@ for (const format of ['avro', 'json'] as const) {
     } finally {
       await pool.close();
     }
-    assert.equal(kinds.size, 17, `every kind generated: ${[...kinds.keys()].join(' ')}`);
-    assert.deepEqual([...codes].sort(), ['PAGE_EMPTY', 'PAGE_INVALID', 'PAGE_INVALID_UTF8', 'PAGE_TOO_LARGE', 'RECORD_UNDECODABLE', 'SCHEMA_UNKNOWN']);
+    assert.equal(kinds.size, 19, `every kind generated: ${[...kinds.keys()].join(' ')}`);
+    assert.deepEqual([...codes].sort(), ['PAGE_BINARY', 'PAGE_EMPTY', 'PAGE_INVALID', 'PAGE_INVALID_UTF8', 'PAGE_TOO_LARGE', 'RECORD_UNDECODABLE', 'SCHEMA_UNKNOWN']);
     assert.ok(decodedHere > 0, 'some re-sent ids with changed content took the fallback');
   });
 }

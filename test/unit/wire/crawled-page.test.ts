@@ -19,7 +19,7 @@ import {
 } from '../../../src/wire/crawled-page.js';
 
 const NOW = Date.UTC(2026, 5, 1);
-const PAGE_CODES = new Set(['PAGE_INVALID', 'PAGE_INVALID_UTF8', 'PAGE_TOO_LARGE']);
+const PAGE_CODES = new Set(['PAGE_INVALID', 'PAGE_INVALID_UTF8', 'PAGE_TOO_LARGE', 'PAGE_BINARY']);
 const MAX_PAGE_BYTES = 64 * 1024;
 /** The broker's default max.message.bytes, which pages.duplicate and the changelog keep. */
 const DEFAULT_TOPIC_MAX_BYTES = 1024 * 1024;

@@ -4,7 +4,8 @@
  * constants the decoder uses, the kcat example's message.max.bytes is the
  * topic limit for the default page size, and every kind of page the docs say
  * the empty-page rule drops is empty for the fingerprinter (and the one they
- * say it keeps is not).
+ * say it keeps is not). What they say about damaged and binary bodies and
+ * broken ids is what the decoder does.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_OPTIONS } from '../../../src/config.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
-import { MAX_FETCHED_AT_AHEAD_MS, MAX_ID_BYTES, MAX_URL_BYTES, MIN_FETCHED_AT_MS } from '../../../src/wire/crawled-page.js';
+import { MAX_FETCHED_AT_AHEAD_MS, MAX_ID_BYTES, MAX_URL_BYTES, MIN_FETCHED_AT_MS, decodePageText, parseJsonRecord } from '../../../src/wire/crawled-page.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
@@ -56,4 +57,33 @@ test('every kind of page the docs say the empty-page rule drops is empty; a lone
     assert.equal(r.empty, false, kind);
     assert.equal(r.short, true, `${kind} is short, matched only exactly`);
   }
+});
+
+test('the documented damaged-page and binary-body rules are the decoder\'s', () => {
+  assert.ok(README.includes('(`PAGE_BINARY`: a PNG, JPEG, PDF, archive or other binary format, or more than 1/8 control bytes and invalid UTF-8 in the first 8 KiB)'), 'README: PAGE_BINARY');
+  assert.ok(OPERATIONS.includes('or more than 1/8 of its first 8 KiB are control bytes, invalid UTF-8 or U+FFFD'), 'operations.md: PAGE_BINARY');
+  const code = (f: () => unknown): string | null => {
+    try {
+      f();
+      return null;
+    } catch (error) {
+      return (error as { code: string }).code;
+    }
+  };
+  // 1/8 of the first 8 KiB: 1024 junk bytes are a page, 1025 are not; junk after 8 KiB does not count.
+  const body = (junk: number, tail = 0) => Buffer.concat([Buffer.alloc(junk, 0x01), Buffer.alloc(8192 - junk, 0x61), Buffer.alloc(tail, 0xff)]);
+  assert.equal(code(() => decodePageText(body(1024, 4096), 'html')), null);
+  assert.equal(code(() => decodePageText(body(1025), 'html')), 'PAGE_BINARY');
+  for (const signature of [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], [...Buffer.from('%PDF-')], [0x50, 0x4b, 0x03, 0x04]]) {
+    assert.equal(code(() => decodePageText(Buffer.concat([Buffer.from(signature), Buffer.from('<p>text after a binary signature</p>')]), 'html')), 'PAGE_BINARY', signature.join(','));
+  }
+  // README: "a truncated character, a Latin-1 byte, lone surrogates, NULs, controls or a stray BOM ... U+FFFD in place of each broken sequence".
+  assert.ok(README.includes('A damaged page is not bad input: a body or url with a few invalid bytes (a truncated character, a Latin-1 byte), lone surrogates, NULs, controls or a stray BOM is decoded as a browser decodes it (U+FFFD in place of each broken sequence) and decided like any other page.'));
+  const text = 'a page with enough ordinary words around the damage to stay a page';
+  const damaged = Buffer.concat([Buffer.from(`{"id":"p","url":"https://e.example/caf`), Buffer.from([0xe9]), Buffer.from(`","html":"\ufeff${text} \\ud800 \\u0000 \\u0007 caf`), Buffer.from([0xe9, 0x20, 0xe6, 0x97]), Buffer.from(` ${text}"}`)]);
+  const record = parseJsonRecord(damaged, 'record value') as { url: string; html: string };
+  assert.equal(record.url, 'https://e.example/caf\ufffd');
+  assert.equal(decodePageText(record.html, 'html'), `\ufeff${text} \ufffd \u0000 \u0007 caf\ufffd \ufffd ${text}`);
+  // ...while an id with a broken byte is refused, never repaired.
+  assert.equal(code(() => parseJsonRecord(Buffer.concat([Buffer.from('{"id":"caf'), Buffer.from([0xe9]), Buffer.from(`","html":"${text}"}`)]), 'record value')), 'PAGE_INVALID_UTF8');
 });

@@ -18,7 +18,8 @@ test('JSON pages decode; every failure is classified by code', async () => {
     [Buffer.from('not json'), 'RECORD_UNDECODABLE'],
     [Buffer.from('{"id":'), 'RECORD_UNDECODABLE'],
     [Buffer.from([0, 0, 0, 0, 1, 2]), 'SCHEMA_UNKNOWN'],
-    [Buffer.from('{"id":"x","html":"\xff"}', 'latin1'), 'PAGE_INVALID_UTF8'],
+    [Buffer.from('{"id":"x\xff","html":"y"}', 'latin1'), 'PAGE_INVALID_UTF8'],
+    [Buffer.from('{"id":"x","html":"\xff"}', 'latin1'), 'PAGE_BINARY'],
     [Buffer.from('{"id":"","html":"x"}'), 'PAGE_INVALID'],
     [Buffer.from('{"id":"x"}'), 'PAGE_INVALID'],
     [Buffer.from('{"id":"x","html":"y","fetchedAt":"yesterday"}'), 'PAGE_INVALID'],
@@ -35,9 +36,11 @@ test('changelog records round trip through JSON', async () => {
   assert.deepEqual(await codec.decodeChange(await codec.encodeChange(change)), change);
 });
 
-test('crawled pages: html bytes are decoded strictly, ids are bounded', () => {
+test('crawled pages: html bytes are decoded leniently, binary is refused, ids are bounded', () => {
   assert.equal(toCrawledPage({ id: 'a', html: Buffer.from('café') }, { maxPageBytes: 100, fallbackFetchedAt: 0 }).html, 'café');
-  assert.throws(() => toCrawledPage({ id: 'a', html: Buffer.from([0xff]) }, { maxPageBytes: 100, fallbackFetchedAt: 0 }), { code: 'PAGE_INVALID_UTF8' });
+  const damaged = Buffer.concat([Buffer.from('<p>caf'), Buffer.from([0xe9]), Buffer.from(' au lait, a page with one Latin-1 byte</p>')]);
+  assert.equal(toCrawledPage({ id: 'a', html: damaged }, { maxPageBytes: 100, fallbackFetchedAt: 0 }).html, '<p>caf\ufffd au lait, a page with one Latin-1 byte</p>');
+  assert.throws(() => toCrawledPage({ id: 'a', html: Buffer.from([0xff]) }, { maxPageBytes: 100, fallbackFetchedAt: 0 }), { code: 'PAGE_BINARY' });
   assert.throws(() => toCrawledPage({ id: 'x'.repeat(2000), html: 'a' }, { maxPageBytes: 100, fallbackFetchedAt: 0 }), { code: 'PAGE_INVALID' });
   assert.throws(() => toCrawledPage('a string', { maxPageBytes: 100, fallbackFetchedAt: 0 }), { code: 'PAGE_INVALID' });
 });
