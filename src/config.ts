@@ -291,9 +291,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   if (radius > 0 && radius <= (out.k as number)) {
     problems.push(`secondStageRadius=${radius} must be above k=${out.k as number} (or 0 = off)`);
   }
-  if (radius > 0 && out.mode === 'sharded') {
-    problems.push('secondStageRadius is not supported with mode=sharded yet: the shards\u2019 probes do not carry feature sketches; run the second stage in single mode or the batch CLI');
-  }
   if ((out.groupId as string).length === 0) problems.push('groupId must not be empty');
   if ((out.instanceId as string).length === 0) problems.push('instanceId must not be empty');
   if (problems.length > 0) throw new ConfigError(problems);

@@ -24,10 +24,10 @@ import type { AnswerRecord } from '../dedup/shard-protocol.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
 import type { RecordCodec } from '../wire/record-codec.js';
-import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
+import { decodeSequenceRecord, encodeShardRecord, sketchFromWire, sketchToWire } from '../wire/shard-records.js';
 import { FINGERPRINT_VERSION_HEADER, endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
 import { join } from 'node:path';
-import { samePlan } from '../dedup/create-decider.js';
+import { samePlan, secondStageFromConfig } from '../dedup/create-decider.js';
 
 export interface ShardHolderOptions {
   kafka: Kafka;
@@ -79,6 +79,7 @@ export interface ShardHolder {
 
 export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   const { kafka, config, plan, codec, appender, metrics, logger, onFatal } = options;
+  const secondStage = secondStageFromConfig(config);
   /** Per owned shard: the changelog offset after the last entry its state includes. */
   const changelogNext = new Map<number, bigint>();
   let lastSnapshot = Date.now();
@@ -156,13 +157,13 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       logger.warn(`shard snapshot was made with ${reason}; restoring the shard from its changelog`, { shard });
       return null;
     }
-    return { state: new ShardState(shard, plan, config.k, { index: loaded.index, store: loaded.store }), from: from! };
+    return { state: new ShardState(shard, plan, config.k, { index: loaded.index, store: loaded.store }, secondStage), from: from! };
   }
 
   async function restore(shard: number, role: 'owner' | 'standby'): Promise<ShardState> {
     const started = Date.now();
     const snapshot = await loadSnapshot(shard);
-    const state = snapshot?.state ?? new ShardState(shard, plan, config.k);
+    const state = snapshot?.state ?? new ShardState(shard, plan, config.k, undefined, secondStage);
     state.window = config.maxFingerprints;
     // Changelog entries are applied in bulk (radix-sorted runs), not one insert at a time.
     const pending: Parameters<ShardState['restoreBatch']>[0][number][] = [];
@@ -180,7 +181,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       groupIdPrefix: `${config.groupId}-restore-${shard}`,
       fingerprintVersion: options.fingerprintVersion,
       apply: (change) => {
-        pending.push({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt, sequence: change.sequence });
+        pending.push({ id: change.id, hi: change.hi, lo: change.lo, short: change.short, fetchedAt: change.fetchedAt, sequence: change.sequence, sketch: change.sketch ?? null });
         if (pending.length >= 65_536) flush();
       },
     });
@@ -244,17 +245,21 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
         for (const s of shards) if (s.position === sequence) s.position = sequence + 1;
         continue;
       }
-      const result = applySequenced(shards, shardCount, record, sequence);
+      const sketch = sketchFromWire(record.sketch);
+      const result = applySequenced(shards, shardCount, record, sequence, sketch);
       const source = { partition: record.partition, offset: record.offset };
       for (const hit of result.hits) if (owned.has(hit.shard)) out.push(answer({ type: 'hit', sequence, ...source, ...hit }));
-      if (result.repeat && owned.has(result.repeat.shard)) out.push(answer({ type: 'repeat', sequence, ...source, ...result.repeat }));
+      if (result.repeat && owned.has(result.repeat.shard)) {
+        const { sketch: repeatSketch, ...repeat } = result.repeat;
+        out.push(answer({ type: 'repeat', sequence, ...source, ...repeat, ...(repeatSketch === null ? {} : { sketch: sketchToWire(repeatSketch)! }) }));
+      }
       if (result.inserted && owned.has(result.inserted.shard)) {
         out.push({
           topic: config.fingerprintsTopic,
           partition: result.inserted.shard,
           key: record.id,
           headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion },
-          value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence, sketch: null }),
+          value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence, sketch }),
         });
       }
     }

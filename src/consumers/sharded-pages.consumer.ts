@@ -33,7 +33,7 @@ import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender } from '../producers/log-appender.producer.js';
 import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
-import { encodeShardRecord } from '../wire/shard-records.js';
+import { encodeShardRecord, sketchToWire } from '../wire/shard-records.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
 import { pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
@@ -67,6 +67,7 @@ class ChunkAbandoned extends Error {}
 export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions): ShardedPagesConsumer {
   const { kafka, config, processor, appender, answers, holder, metrics, logger, onFatal } = options;
   const standbyTopic = config.standbyReplicas > 0 ? config.standbyTopic : null;
+  const secondStage = config.secondStageRadius > 0;
   const { consumer, health } = pagesGroupConsumer({
     kafka,
     config,
@@ -143,20 +144,27 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       answers.expect(key, { hi: result.hi, lo: result.lo }, (completion: Completion) => {
         if (completion.verdict) {
           verdicts.set(index, completion.verdict);
+          // Only confirmations are seen here: a shard's rejected candidates never leave it.
+          const { distance, repeated } = completion.verdict;
+          if (secondStage && !repeated && distance !== null && distance > config.k) metrics.secondStage.inc({ outcome: 'confirmed' });
           if (--outstanding === 0) settle();
           return;
         }
         // A re-sent id: ask again as of its first sequence.
-        const { first, hi, lo, short } = completion.repeatOf;
+        const { first, hi, lo, short, sketch } = completion.repeatOf;
         answers.rewatch(key, { hi, lo, firstSequence: first });
-        const value = encodeShardRecord({ type: 'reprobe', id: page.id, hi, lo, short, asOf: first, partition, offset: record.offset });
+        const value = encodeShardRecord({ type: 'reprobe', id: page.id, hi, lo, short, asOf: first, ...(sketch === undefined ? {} : { sketch }), partition, offset: record.offset });
         appender.append([{ topic: config.sequenceTopic, partition: 0, key: page.id, value }]).then(([sequence]) => answers.sequenced(key, sequence!), fail);
       });
       probes.push({
         key,
         index,
         id: page.id,
-        value: encodeShardRecord({ type: 'probe', id: page.id, hi: result.hi >>> 0, lo: result.lo >>> 0, short: result.short, fetchedAt: page.fetchedAt, partition, offset: record.offset }),
+        value: encodeShardRecord({
+          type: 'probe', id: page.id, hi: result.hi >>> 0, lo: result.lo >>> 0, short: result.short, fetchedAt: page.fetchedAt,
+          ...(secondStage ? { sketch: sketchToWire(result.sketch)! } : {}),
+          partition, offset: record.offset,
+        }),
       });
     });
     if (outstanding === 0) return verdicts;

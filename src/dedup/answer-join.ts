@@ -45,6 +45,8 @@ export interface RepeatOf {
   readonly hi: number;
   readonly lo: number;
   readonly short: boolean;
+  /** Base64 feature sketch the id was first decided with (second stage on). */
+  readonly sketch?: string;
 }
 
 export type Completion =
@@ -133,7 +135,7 @@ export class AnswerJoin {
     let answer = p.answers.get(record.sequence);
     if (!answer) p.answers.set(record.sequence, (answer = emptyAnswer()));
     if (record.type === 'repeat') {
-      answer.repeatOf = { first: record.first, hi: record.hi, lo: record.lo, short: record.short };
+      answer.repeatOf = { first: record.first, hi: record.hi, lo: record.lo, short: record.short, ...(record.sketch === undefined ? {} : { sketch: record.sketch }) };
       return;
     }
     if (record.distance < answer.bestDistance || (record.distance === answer.bestDistance && record.candidateSequence < answer.bestSequence)) {

@@ -10,6 +10,8 @@ export interface ProbeRecord {
   readonly lo: number;
   readonly short: boolean;
   readonly fetchedAt: number;
+  /** Feature sketch (base64 of SKETCH_BINS bytes) when the second stage is on. */
+  readonly sketch?: string;
   /** Source partition and offset in the pages topic (the emitter waiting for it). */
   readonly partition: number;
   readonly offset: string;
@@ -23,6 +25,8 @@ export interface ReprobeRecord {
   readonly short: boolean;
   /** Answer as of this sequence: only pages decided before it count. */
   readonly asOf: number;
+  /** The sketch the id was first decided with (base64), when the second stage is on. */
+  readonly sketch?: string;
   readonly partition: number;
   readonly offset: string;
 }
@@ -55,6 +59,8 @@ export interface RepeatRecord {
   readonly hi: number;
   readonly lo: number;
   readonly short: boolean;
+  /** ... and the sketch it was decided with (base64), when the second stage is on. */
+  readonly sketch?: string;
 }
 
 export interface WatermarkRecord {

@@ -20,7 +20,8 @@
  */
 import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
-import { Decider, closestRecorded, type Closest } from './decider.js';
+import { Decider, closestRecorded, confirmingBins, type Closest, type SecondStage, type SketchCheck } from './decider.js';
+import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 
 export interface ShardCandidate {
@@ -58,13 +59,24 @@ export class ShardState {
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
+  /** Probe radius: k, or the second stage's radius. */
+  private readonly radius: number;
+  private readonly check: SketchCheck | null;
 
-  /** `state`: a loaded snapshot's index and page store; the position follows from its sequences. */
-  constructor(shard: number, plan: TablePlan, k: number, state?: { index: FingerprintIndex; store: PageStore }) {
+  /**
+   * `state`: a loaded snapshot's index and page store; the position follows from its sequences.
+   * `secondStage`: as the single-index decider's (DeciderOptions.secondStage), so both answer alike.
+   */
+  constructor(shard: number, plan: TablePlan, k: number, state?: { index: FingerprintIndex; store: PageStore }, secondStage: SecondStage | null = null) {
     this.shard = shard;
     this.index = state?.index ?? FingerprintIndex.create({ plan, initialCapacity: 1024 });
-    this.store = state?.store ?? new PageStore();
+    this.store = state?.store ?? new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS);
     this.k = k;
+    this.radius = secondStage?.radius ?? k;
+    this.check = secondStage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(secondStage.minSimilarity, SKETCH_BINS), rejected: 0 };
+    if (secondStage !== null && (this.store.sketchBytes !== SKETCH_BINS || secondStage.radius > plan.k)) {
+      throw new RangeError(`shard ${shard}: the second stage needs ${SKETCH_BINS}-byte sketches in the page store and a plan for radius ${secondStage.radius}`);
+    }
     this.position = state ? this.store.nextSequence : 0;
     this.restorer = new Decider({ index: this.index, store: this.store, k });
   }
@@ -74,13 +86,13 @@ export class ShardState {
    * already held are skipped), at bulk-load speed; the position moves past
    * the highest sequence. Returns how many were new.
    */
-  restoreBatch(pages: readonly { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sequence: number }[]): number {
+  restoreBatch(pages: readonly { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sequence: number; sketch?: Uint8Array | null }[]): number {
     if (this.window > 0) {
       // With a window an id may have been recorded again after it left it:
       // replay one by one, as it was recorded, so the same record wins.
       const before = this.index.size;
       for (const p of pages) {
-        this.insert(p.id, p.hi, p.lo, p.short, p.fetchedAt, p.sequence);
+        this.insert(p.id, p.hi, p.lo, p.short, p.fetchedAt, p.sequence, p.sketch);
         if (p.sequence + 1 > this.position) this.position = p.sequence + 1;
       }
       return this.index.size - before;
@@ -131,9 +143,14 @@ export class ShardState {
    * ties to the smallest sequence; short pages (too few features) match only
    * exactly, as in the single-index decider. Null when there is none.
    */
-  closestBefore(hi: number, lo: number, short: boolean, before: number): ShardCandidate | null {
-    this.index.query(hi, lo, this.k, this.hits);
-    const best = closestRecorded(this.hits, this.store, short, before, this.closest, this.window > 0 ? before - this.window : -Infinity);
+  closestBefore(hi: number, lo: number, short: boolean, before: number, sketch: Uint8Array | null = null): ShardCandidate | null {
+    this.index.query(hi, lo, this.radius, this.hits);
+    const check = this.check;
+    if (check !== null) {
+      if (sketch !== null && sketch.length === SKETCH_BINS) check.sketch.set(sketch);
+      else check.sketch.fill(0);
+    }
+    const best = closestRecorded(this.hits, this.store, short, before, this.closest, this.window > 0 ? before - this.window : -Infinity, check);
     return best.ref < 0 ? null : { ref: best.ref, distance: best.distance, sequence: best.sequence };
   }
 
@@ -142,7 +159,7 @@ export class ShardState {
    * known id inside the window is left as it is; one outside it is forgotten
    * and recorded anew (it is decided again as a new page, as after eviction).
    */
-  insert(id: string, hi: number, lo: number, short: boolean, fetchedAtMs: number, sequence: number): number {
+  insert(id: string, hi: number, lo: number, short: boolean, fetchedAtMs: number, sequence: number, sketch: Uint8Array | null = null): number {
     const known = this.store.lookup(id);
     if (known >= 0 && (this.window === 0 || this.store.sequenceOf(known) >= sequence - this.window)) return known;
     if (known >= 0) {
@@ -151,6 +168,7 @@ export class ShardState {
     }
     const ref = this.index.insert(hi, lo);
     this.store.recordById(ref, id, null, 0, short ? FLAG_SHORT : 0, Math.max(0, Math.floor(fetchedAtMs / 1000)), sequence);
+    this.store.setSketch(ref, sketch);
     return ref;
   }
 
@@ -170,6 +188,11 @@ export class ShardState {
   isShort(ref: number): boolean {
     return (this.store.flagsOf(ref) & FLAG_SHORT) !== 0;
   }
+
+  /** A copy of ref's feature sketch, or null when the second stage is off. */
+  sketchOf(ref: number): Uint8Array | null {
+    return this.store.sketchBytes === 0 ? null : this.store.sketchOf(ref).slice();
+  }
 }
 
 /** What applying one sequence record to the shards held here yields. */
@@ -177,7 +200,7 @@ export interface ShardOutputs {
   /** The closest earlier page of each shard that has one. */
   hits: { shard: number; id: string; distance: number; candidateSequence: number; hi: number | null; lo: number | null }[];
   /** Set when the page's home shard is held here and already knows its id. */
-  repeat: { shard: number; first: number; hi: number; lo: number; short: boolean } | null;
+  repeat: { shard: number; first: number; hi: number; lo: number; short: boolean; sketch: Uint8Array | null } | null;
   /** Set when the page was recorded in its home shard (held here): the changelog entry to write. */
   inserted: { shard: number } | null;
 }
@@ -197,10 +220,11 @@ export interface SequencedPage {
  * Applies the record at global sequence `sequence` to every shard in `held`
  * whose position is that sequence, in the one order every instance applies
  * them: probe each shard (only pages before the record count), then record a
- * new page in its home shard. A reprobe only asks, as of its `asOf`.
+ * new page in its home shard. `sketch`: the page's feature sketch, for shards
+ * running the second stage. A reprobe only asks, as of its `asOf`.
  * Deterministic: any instance holding a shard computes the same outputs.
  */
-export function applySequenced(held: Iterable<ShardState>, shardCount: number, page: SequencedPage, sequence: number): ShardOutputs {
+export function applySequenced(held: Iterable<ShardState>, shardCount: number, page: SequencedPage, sequence: number, sketch: Uint8Array | null = null): ShardOutputs {
   const out: ShardOutputs = { hits: [], repeat: null, inserted: null };
   const home = page.type === 'probe' ? homeShard(page.id, shardCount) : -1;
   const before = page.type === 'reprobe' ? page.asOf! : sequence;
@@ -215,17 +239,17 @@ export function applySequenced(held: Iterable<ShardState>, shardCount: number, p
         // A re-sent id: its answer is the one it got as of its first sequence,
         // which the emitter asks for with a reprobe. Nothing changes here.
         const fp = shard.fingerprintOf(known);
-        out.repeat = { shard: shard.shard, first: shard.sequenceOf(known), hi: fp ? fp[0] : page.hi >>> 0, lo: fp ? fp[1] : page.lo >>> 0, short: shard.isShort(known) };
+        out.repeat = { shard: shard.shard, first: shard.sequenceOf(known), hi: fp ? fp[0] : page.hi >>> 0, lo: fp ? fp[1] : page.lo >>> 0, short: shard.isShort(known), sketch: shard.sketchOf(known) };
         continue;
       }
     }
-    const best = shard.closestBefore(page.hi, page.lo, page.short, before);
+    const best = shard.closestBefore(page.hi, page.lo, page.short, before, sketch);
     if (best) {
       const fp = shard.fingerprintOf(best.ref);
       out.hits.push({ shard: shard.shard, id: shard.idOf(best.ref), distance: best.distance, candidateSequence: best.sequence, hi: fp ? fp[0] : null, lo: fp ? fp[1] : null });
     }
     if (shard.shard === home) {
-      shard.insert(page.id, page.hi, page.lo, page.short, page.fetchedAt ?? 0, sequence);
+      shard.insert(page.id, page.hi, page.lo, page.short, page.fetchedAt ?? 0, sequence, sketch);
       out.inserted = { shard: shard.shard };
     }
   }

@@ -18,7 +18,7 @@ import { createFingerprinter } from '../../src/fingerprint/index.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { loadConfig } from '../../src/config.js';
 import { readSnapshot, writeSnapshot } from '../../src/app/state-snapshot.js';
-import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, waitFor, runTopics } from '../support/infra.js';
+import { createTopics, deleteTopics, freePort, metricSum, pipelineEnv, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, waitFor, runTopics } from '../support/infra.js';
 import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
 
 const PAGES = 6000;
@@ -41,12 +41,7 @@ test('SIGKILL mid-stream, restart, snapshot restart, redelivery, second instance
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-rec-'));
   const env = {
     ...topics,
-    DEDUP_BROKERS: infra.brokers.join(','),
-    DEDUP_SCHEMA_REGISTRY_URL: infra.registryUrl,
-    DEDUP_GROUP_ID: `${run}-group`,
-    DEDUP_INSTANCE_ID: 'dedup-0',
-    DEDUP_STATE_DIR: stateDir,
-    DEDUP_EXPECTED_FINGERPRINTS: '100000',
+    ...pipelineEnv(infra, run, stateDir),
     // Small transactions and frequent snapshots: the kill lands between a
     // snapshot and the changelog records written after it.
     DEDUP_MAX_BATCH_RECORDS: '25',

@@ -44,6 +44,18 @@ export function runTopics(run: string) {
   };
 }
 
+/** The settings every pipeline process of a test run shares: the broker, the registry, the group and a state directory. */
+export function pipelineEnv(infra: Infra, run: string, stateDir: string, instanceId = 'dedup-0'): Record<string, string> {
+  return {
+    DEDUP_BROKERS: infra.brokers.join(','),
+    DEDUP_SCHEMA_REGISTRY_URL: infra.registryUrl,
+    DEDUP_GROUP_ID: `${run}-group`,
+    DEDUP_INSTANCE_ID: instanceId,
+    DEDUP_STATE_DIR: stateDir,
+    DEDUP_EXPECTED_FINGERPRINTS: '100000',
+  };
+}
+
 export function testKafka(infra: Infra, clientId = 'dedup-test'): Kafka {
   return new Kafka({ clientId, brokers: infra.brokers, logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 50 } });
 }

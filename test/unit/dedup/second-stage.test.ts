@@ -203,11 +203,11 @@ test('the decider refuses a second stage it cannot run', () => {
   assert.throws(() => newDecider({ radius: 6, minSimilarity: 1.5 }), /similarity 1\.5 is outside/);
 });
 
-test('config: the radius must exceed k, and sharded mode refuses the second stage', () => {
+test('config: the radius must exceed k; both modes take the second stage', () => {
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6' }).secondStageRadius, 6);
   assert.equal(loadConfig({}).secondStageRadius, 0);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '3' }), (e: unknown) => e instanceof ConfigError && /must be above k=3/.test(e.message));
-  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_MODE: 'sharded' }), (e: unknown) => e instanceof ConfigError && /not supported with mode=sharded/.test(e.message));
+  assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_MODE: 'sharded' }).secondStageRadius, 6);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_SIMILARITY: '1.2' }), ConfigError);
 });
 

@@ -8,7 +8,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Decider } from '../../../src/dedup/decider.js';
+import { Decider, type SecondStage } from '../../../src/dedup/decider.js';
+import { PageStore } from '../../../src/dedup/page-store.js';
+import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
+import { sketchFromWire, sketchToWire } from '../../../src/wire/shard-records.js';
 import { ShardState, applySequenced, homeShard, type SequencedPage } from '../../../src/dedup/shard-state.js';
 import { AnswerJoin, sourceKey, type JoinedVerdict } from '../../../src/dedup/answer-join.js';
 import type { AnswerRecord } from '../../../src/dedup/shard-protocol.js';
@@ -25,7 +28,19 @@ function rng(seed: number): () => number {
   };
 }
 
-interface Page { id: string; hi: number; lo: number; short: boolean; fetchedAt: number }
+interface Page { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sketch: Uint8Array }
+
+function randomSketch(r: () => number): Uint8Array {
+  return Uint8Array.from({ length: SKETCH_BINS }, () => Math.floor(r() * 256));
+}
+
+/** The base's sketch with a drawn share of its bins changed: near-duplicates keep most, others few. */
+function relatedSketch(r: () => number, base: Uint8Array): Uint8Array {
+  const out = base.slice();
+  const changed = r() < 0.6 ? Math.floor(r() * 8) : Math.floor(r() * SKETCH_BINS);
+  for (let b = 0; b < changed; b++) out[Math.floor(r() * SKETCH_BINS)] = Math.floor(r() * 256);
+  return out;
+}
 
 function stream(seed: number, n: number): Page[] {
   const r = rng(seed);
@@ -33,33 +48,36 @@ function stream(seed: number, n: number): Page[] {
   for (let i = 0; i < n; i++) {
     const roll = r();
     if (roll < 0.45 || pages.length === 0) {
-      pages.push({ id: `p${i}`, hi: (r() * 2 ** 32) >>> 0, lo: (r() * 2 ** 32) >>> 0, short: r() < 0.05, fetchedAt: 1_700_000_000_000 + i });
+      pages.push({ id: `p${i}`, hi: (r() * 2 ** 32) >>> 0, lo: (r() * 2 ** 32) >>> 0, short: r() < 0.05, fetchedAt: 1_700_000_000_000 + i, sketch: randomSketch(r) });
       continue;
     }
     const base = pages[Math.floor(r() * pages.length)]!;
     if (roll < 0.55) {
       // an id sent again: the same fingerprint, or another one
-      pages.push(r() < 0.5 ? { ...base } : { ...base, hi: (r() * 2 ** 32) >>> 0 });
+      pages.push(r() < 0.5 ? { ...base } : { ...base, hi: (r() * 2 ** 32) >>> 0, sketch: relatedSketch(r, base.sketch) });
       continue;
     }
     let { hi, lo } = base;
-    const flips = Math.floor(r() * 6); // 0..5 bits: within and beyond k = 3
+    const flips = Math.floor(r() * 9); // 0..8 bits: within and beyond k = 3, and beyond a second stage's radius of 6
     for (let f = 0; f < flips; f++) {
       const bit = Math.floor(r() * 64);
       if (bit < 32) hi = (hi ^ (1 << bit)) >>> 0;
       else lo = (lo ^ (1 << (bit - 32))) >>> 0;
     }
-    pages.push({ id: `p${i}`, hi, lo, short: r() < 0.05 ? !base.short : base.short, fetchedAt: 1_700_000_000_000 + i });
+    pages.push({ id: `p${i}`, hi, lo, short: r() < 0.05 ? !base.short : base.short, fetchedAt: 1_700_000_000_000 + i, sketch: relatedSketch(r, base.sketch) });
   }
   return pages;
 }
 
 /** Runs the protocol in memory: one sequence log, S shards, one joiner; answers delivered `batch` records at a time. */
-function sharded(pages: Page[], shardCount: number, batch: number): JoinedVerdict[] {
-  const plan = planFromBlocks(3, [16, 16, 16, 16]);
-  const shards = Array.from({ length: shardCount }, (_, s) => new ShardState(s, plan, 3));
+const PLAN_3 = planFromBlocks(3, [16, 16, 16, 16]);
+const PLAN_6 = planFromBlocks(6, [8, 8, 8, 8, 8, 8, 8, 8]);
+
+function sharded(pages: Page[], shardCount: number, batch: number, stage: SecondStage | null = null): JoinedVerdict[] {
+  const plan = stage === null ? PLAN_3 : PLAN_6;
+  const shards = Array.from({ length: shardCount }, (_, s) => new ShardState(s, plan, 3, undefined, stage));
   const join = new AnswerJoin(shardCount);
-  const log: { page: SequencedPage; origin: number }[] = [];
+  const log: { page: SequencedPage; origin: number; sketch: Uint8Array | null }[] = [];
   const verdicts: JoinedVerdict[] = new Array(pages.length);
   let applied = 0;
   let outbox: AnswerRecord[] = [];
@@ -81,16 +99,20 @@ function sharded(pages: Page[], shardCount: number, batch: number): JoinedVerdic
       const source = log[done.sequence]!.page;
       join.rewatch(done.key, { hi: done.repeatOf.hi, lo: done.repeatOf.lo, firstSequence: done.repeatOf.first });
       const sequence = log.length;
-      log.push({ page: { type: 'reprobe', id: source.id, hi: done.repeatOf.hi, lo: done.repeatOf.lo, short: done.repeatOf.short, asOf: done.repeatOf.first }, origin });
+      // The sketch goes through the wire form, as between instances.
+      log.push({ page: { type: 'reprobe', id: source.id, hi: done.repeatOf.hi, lo: done.repeatOf.lo, short: done.repeatOf.short, asOf: done.repeatOf.first }, origin, sketch: sketchFromWire(done.repeatOf.sketch) });
       pendingAcks.push([done.key, sequence]);
     }
   };
   const applyUpTo = (end: number): void => {
     for (; applied < end; applied++) {
-      const out = applySequenced(shards, shardCount, log[applied]!.page, applied);
+      const out = applySequenced(shards, shardCount, log[applied]!.page, applied, log[applied]!.sketch);
       const source = { partition: 0, offset: String(log[applied]!.origin) };
       for (const h of out.hits) outbox.push({ type: 'hit', sequence: applied, ...source, ...h });
-      if (out.repeat) outbox.push({ type: 'repeat', sequence: applied, ...source, ...out.repeat });
+      if (out.repeat) {
+        const { sketch, ...repeat } = out.repeat;
+        outbox.push({ type: 'repeat', sequence: applied, ...source, ...repeat, ...(sketch === null ? {} : { sketch: sketchToWire(sketch)! }) });
+      }
       if (outbox.length >= batch) {
         if (applied % 2 === 0) ack();
         outbox.push({ type: 'watermark', instance: 'sim', shards: shards.map((s) => s.shard), upTo: shards.map((s) => s.position) });
@@ -105,7 +127,7 @@ function sharded(pages: Page[], shardCount: number, batch: number): JoinedVerdic
     const sequence = log.length;
     const key = sourceKey(0, String(origin));
     join.watch(key, { hi: page.hi, lo: page.lo });
-    log.push({ page: { type: 'probe', ...page }, origin });
+    log.push({ page: { type: 'probe', ...page }, origin, sketch: stage === null ? null : page.sketch });
     pendingAcks.push([key, sequence]);
     if (log.length % batch === 0) applyUpTo(log.length);
   });
@@ -113,8 +135,13 @@ function sharded(pages: Page[], shardCount: number, batch: number): JoinedVerdic
   return verdicts;
 }
 
-function single(pages: Page[]) {
-  const decider = new Decider({ index: FingerprintIndex.create({ plan: planFromBlocks(3, [16, 16, 16, 16]) }), k: 3 });
+function single(pages: Page[], stage: SecondStage | null = null) {
+  const decider = new Decider({
+    index: FingerprintIndex.create({ plan: stage === null ? PLAN_3 : PLAN_6 }),
+    store: new PageStore(1024, stage === null ? 0 : SKETCH_BINS),
+    k: 3,
+    secondStage: stage,
+  });
   return pages.map((p) => decider.decide(p));
 }
 
@@ -140,6 +167,33 @@ test('S shards joined by watermarks decide every page as one index does', () => 
   // The streams exercise what they claim to.
   assert.ok(duplicates > 3000, `only ${duplicates} duplicates`);
   assert.ok(repeats > 1000, `only ${repeats} repeats`);
+});
+
+test('with the second stage, S shards decide every page as one index with the second stage does', () => {
+  const stage: SecondStage = { radius: 6, minSimilarity: 0.85 };
+  let beyondK = 0;
+  let differsFromFirstStage = 0;
+  for (let seed = 1; seed <= 30; seed++) {
+    const pages = stream(1000 + seed, 300);
+    const shardCount = 1 + (seed % 5);
+    const expected = single(pages, stage);
+    const firstStageOnly = single(pages);
+    const actual = sharded(pages, shardCount, 1 + (seed % 11), stage);
+    for (let i = 0; i < pages.length; i++) {
+      const e = expected[i]!;
+      const a = actual[i];
+      assert.ok(a, `seed ${seed}: page ${i} got no verdict`);
+      assert.deepEqual(
+        { verdict: a.verdict, duplicateOf: a.duplicateOf, distance: a.distance, repeated: a.repeated },
+        { verdict: e.verdict, duplicateOf: e.duplicateOf, distance: e.distance, repeated: e.repeated },
+        `seed ${seed}, ${shardCount} shards, page ${i} (${pages[i]!.id})`,
+      );
+      if (e.distance !== null && e.distance > 3) beyondK++;
+      if (e.verdict !== firstStageOnly[i]!.verdict) differsFromFirstStage++;
+    }
+  }
+  // The streams exercise the second stage: duplicates beyond k, confirmed by sketches.
+  assert.ok(beyondK > 300 && differsFromFirstStage > 300, `beyond k ${beyondK}, differing ${differsFromFirstStage}`);
 });
 
 test('home shards spread ids evenly', () => {
@@ -229,7 +283,10 @@ test('with a sequence window, S shards (evicting three windows behind) decide as
       const out = applySequenced(shards, shardCount, page, n);
       const key = sourceKey(0, String(origin));
       for (const h of out.hits) join.apply({ type: 'hit', sequence: n, partition: 0, offset: String(origin), ...h });
-      if (out.repeat) join.apply({ type: 'repeat', sequence: n, partition: 0, offset: String(origin), ...out.repeat });
+      if (out.repeat) {
+        const { sketch: _stageOff, ...repeat } = out.repeat;
+        join.apply({ type: 'repeat', sequence: n, partition: 0, offset: String(origin), ...repeat });
+      }
       for (const s of shards) s.evictBefore(s.position - 3 * window);
       join.sequenced(key, n);
       join.apply({ type: 'watermark', instance: 'sim', shards: shards.map((s) => s.shard), upTo: shards.map((s) => s.position) });
