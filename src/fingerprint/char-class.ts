@@ -14,9 +14,10 @@
  *           astral code points are SEP)
  *  - JUNK   U+FFFD, U+FFFE/U+FFFF, lone low surrogates: counted to detect
  *           binary garbage, and a word boundary
- *  - CONTROL C0/C1 controls (except whitespace and NUL), DEL: counted as junk
- *           too, but invisible and no word boundary (a stray control inside
- *           a word renders as nothing)
+ *  - CONTROL C0/C1 controls (except whitespace and NUL), DEL: invisible and
+ *           no word boundary (a stray control inside a word renders as
+ *           nothing); counted as junk too, except a C1 control continuing a
+ *           Latin-1 reading of UTF-8 (mojibake; see tokenizer.ts)
  *  - SPACE  whitespace (separator that does not count towards "non-space")
  *  - IGNORE invisible when rendered, and not a word boundary: NUL (the HTML
  *           tree builder drops it from text), \p{Default_Ignorable_Code_Point}

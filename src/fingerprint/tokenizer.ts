@@ -20,7 +20,11 @@
  *   token). Kana runs (Japanese) are always character bigrams, except in 'off'.
  *   A date suffix (年月日号时点分秒) directly after a digit belongs to the number.
  * - Controls, U+FFFD and lone surrogates are counted as junk, so the caller can
- *   tell binary garbage from text.
+ *   tell binary garbage from text, with one exception: a C1 control that
+ *   continues a UTF-8 sequence read as Latin-1 or Windows-1252 (mojibake:
+ *   "ã\u0081\u0082" for "あ") is a damaged page's text, not binary (see
+ *   continuesMisreadUtf8). Binary read as Latin-1 has its C1 bytes anywhere,
+ *   so they still count.
  */
 import { APOS, CLASS, CONTROL, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
@@ -28,6 +32,29 @@ import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash
 import type { StaticTable64 } from './hash-table-64.js';
 import { CJK_DATE_SUFFIXES } from './stop-words.js';
 import { TextBuffer } from './text-buffer.js';
+
+/** Windows-1252's characters for the bytes 0x80..0x9F (its five undefined bytes stay C1 controls). */
+const CP1252_HIGH = new Set([0x20ac, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x017d, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x017e, 0x0178]);
+
+/** A UTF-8 continuation byte (0x80..0xBF) as Latin-1 or Windows-1252 shows it. */
+function isMisreadContinuation(u: number): boolean {
+  return (u >= 0x80 && u <= 0xbf) || CP1252_HIGH.has(u);
+}
+
+/**
+ * True when the C1 control at text[i] is a continuation byte of a UTF-8
+ * sequence read as Latin-1 or Windows-1252: a lead byte (U+00C2..U+00F4) at
+ * most three back with only continuation bytes between, the sequence not yet
+ * complete. Runs only for C1 controls, which normal text does not have.
+ */
+function continuesMisreadUtf8(text: Uint16Array, i: number): boolean {
+  for (let back = 1; back <= 3 && i - back >= 0; back++) {
+    const p = text[i - back]!;
+    if (p >= 0xc2 && p <= 0xf4) return back < (p >= 0xf0 ? 4 : p >= 0xe0 ? 3 : 2);
+    if (!isMisreadContinuation(p)) return false;
+  }
+  return false;
+}
 import type { TokenBuffer } from './token-buffer.js';
 
 export type CjkMode = 'jieba' | 'bigram' | 'off';
@@ -221,7 +248,7 @@ export class Tokenizer {
         continue;
       }
       if (cls === IGNORE || cls === CONTROL) {
-        if (cls === CONTROL) junk++;
+        if (cls === CONTROL && !(c >= 0x80 && c <= 0x9f && continuesMisreadUtf8(text, i))) junk++;
         i++;
         continue;
       }
