@@ -28,8 +28,8 @@ export const SWEEP_CONFIGS: readonly SweepConfig[] = [
   variant('cjk-bigram', 'CJK character bigrams instead of jieba', { cjk: 'bigram' }),
   variant('cjk-off', 'no CJK segmentation', { cjk: 'off' }),
   variant('no-stop-words', 'stop words kept', { stopWords: false }),
-  { ...variant('density-drop', 'defaults after an eval-side prototype (eval/sweep/density-filter.ts): link-dense and letter-poor blocks blanked unless that removes over half the letters', {}), prepare: dropChromeShapedBlocks },
-  { ...variant('density-weight', 'defaults after an eval-side prototype (eval/sweep/density-filter.ts): text of prose-shaped blocks counted three times', {}), prepare: (html) => reweightBlocks(html, DEFAULT_DENSITY, 3) },
+  { ...variant('density-drop', 'defaults after an eval-side prototype (eval/sweep/density-filter.ts), on top of the product\'s own shape rule: every link-dense or letter-poor block blanked unless that removes over half the letters', {}), prepare: dropChromeShapedBlocks },
+  { ...variant('density-weight', 'defaults after an eval-side prototype (eval/sweep/density-filter.ts), on top of the product\'s own shape rule: text of prose-shaped blocks counted three times', {}), prepare: (html) => reweightBlocks(html, DEFAULT_DENSITY, 3) },
   variant('naive', 'single words, boilerplate kept, no CJK segmentation, stop words kept', { shingleSize: 1, boilerplate: 'keep', cjk: 'off', stopWords: false }),
 ];
 

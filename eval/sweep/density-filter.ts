@@ -1,11 +1,13 @@
 /**
- * A prototype of main-content weighting (not in the product): before the
- * product's extractor runs, blank the text of blocks that read as chrome by
- * their shape rather than their class names: link-dense blocks (menus, ad
- * links, "related posts", tag clouds) and blocks with too few letters to be
- * prose (counters, "Advertisement", timestamps). Weight 0 or 1 per block, the
- * crudest form of the boilerpipe / Readability text-density idea; the sweep
- * measures whether it is worth building properly in src/fingerprint/.
+ * A prototype of main-content weighting: before the product's extractor runs,
+ * blank the text of blocks that read as chrome by their shape rather than
+ * their class names: link-dense blocks (menus, ad links, "related posts", tag
+ * clouds) and blocks with too few letters to be prose (counters,
+ * "Advertisement", timestamps). Weight 0 or 1 per block, the crudest form of
+ * the boilerpipe / Readability text-density idea. The product's extractor now
+ * has its own version of the rule (src/fingerprint/block-shape.ts: it keeps
+ * letter-poor runs that lead into prose, and never judges the title), so in
+ * the sweep this runs on top of it; reweightBlocks is still only here.
  */
 import { decodeEntities, splitHtml, tagName, type Part } from '../corpus/html-text.js';
 

@@ -29,6 +29,15 @@
  * cookie/consent, newsletter, comments, related/popular/trending, pagination,
  * toolbar, skip links, tags, meta, toc...).
  *
+ * Chrome that does not name itself (generated class names on plain <div>s:
+ * CSS modules, "opaque" themes, anti-adblock markup) is then judged by its
+ * shape, also in 'remove' mode only (block-shape.ts): link-dense blocks, and
+ * runs of letter-poor blocks that lead into no prose, unless that would take
+ * more than half of the page's letters. While copying text the scanner counts
+ * its letter units and visible characters, and at every BLOCK start or end
+ * tag it records where the block ends, the counts so far and the block's link
+ * text (inside <a href>); the decisions and the removal follow after the scan.
+ *
  * Nesting is tracked with a flat stack of open element names (30-bit name
  * hashes in an Int32Array). An end tag closes the nearest open element of that
  * name and everything opened inside it; an end tag with no open element of
@@ -38,6 +47,7 @@
  * kind and block elements close an open <p>, as browsers do, so unclosed list
  * items do not keep a skipped region open. `<x/>` closes itself.
  */
+import { BlockShapeFilter, SHAPE, type BlockShape } from './block-shape.js';
 import { decodeEntity } from './html-entities.js';
 import { IntTable } from './int-table.js';
 import type { TextBuffer } from './text-buffer.js';
@@ -59,6 +69,8 @@ const F_INLINE = 2048;
  * (WordPress writes <body class="single has-sidebar ...">), so they are never chrome.
  */
 const F_CONTAINER = 4096;
+/** Block boundaries for the shape rule (block-shape.ts): the prototype's block elements. */
+const F_BLOCK = 8192;
 /** Sibling group in bits 8..10 (li, dt/dd, option, tr, td/th). */
 const GROUP_SHIFT = 8;
 const GROUP_MASK = 7;
@@ -87,6 +99,7 @@ flag('plaintext', F_PLAINTEXT);
 flag('p', F_P);
 flag('a abbr b bdi bdo cite code data dfn em font i kbd mark q rp rt ruby s samp small span strong sub sup tt u var', F_INLINE);
 flag('html body main article', F_CONTAINER);
+flag('address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table td th tr ul', F_BLOCK);
 flag('li', 1 << GROUP_SHIFT);
 flag('dt dd', 2 << GROUP_SHIFT);
 flag('option', 3 << GROUP_SHIFT);
@@ -94,6 +107,7 @@ flag('tr', 4 << GROUP_SHIFT);
 flag('td th', 5 << GROUP_SHIFT);
 
 const N_P = nameHash('p');
+const N_A = nameHash('a');
 const N_BR = nameHash('br');
 const N_BODY = nameHash('body');
 const A_CLASS = nameHash('class');
@@ -102,6 +116,7 @@ const A_ROLE = nameHash('role');
 const A_HIDDEN = nameHash('hidden');
 const A_ARIA_HIDDEN = nameHash('aria-hidden');
 const A_STYLE = nameHash('style');
+const A_HREF = nameHash('href');
 
 const CHROME_ROLES = /^\s*(?:navigation|banner|contentinfo|complementary|search|menu|menubar|toolbar|dialog|alertdialog)\b/i;
 const CHROME_SUBSTR =
@@ -133,6 +148,8 @@ function findEndTag(html: string, name: string, i: number): number {
 
 export class HtmlTextExtractor {
   private stack = new Int32Array(256);
+  /** The tag flags of each open element, beside its name (no table lookup when it closes). */
+  private stackFlags = new Int32Array(256);
   private depth = 0;
   private readonly open = new IntTable(256);
   private readonly chromeCache = new Map<string, boolean>();
@@ -147,13 +164,28 @@ export class HtmlTextExtractor {
   /** Set by attributes(): the tag ended with '/>'; a class, id, role or style named chrome. */
   private selfClosing = false;
   private chrome = false;
+  /** Set by attributes() of an <a>: it has an href (an <a> without one is a placeholder, not a link). */
+  private href = false;
+  /** 'remove' mode: the shape rule (block-shape.ts). */
+  private readonly blocks: BlockShapeFilter | undefined;
+  /** 'remove' mode: letter units and visible characters of all the text written (SHAPE). */
+  private letters = 0;
+  private visible = 0;
+  /**
+   * The open link (an <a href>): `visible` when it opened or the current block began, -1 for
+   * none, and its index in the stack; visible characters of link text in the current block.
+   */
+  private linkFrom = -1;
+  private linkDepth = 0;
+  private blockLink = 0;
   /** A <body> start tag has been seen (then no comment or script is checked for swallowing it). */
   private bodySeen = false;
   /** Index of the next '<body' (-1: none left; -2: not searched yet). */
   private nextBody = -2;
 
-  constructor(mode: BoilerplateMode) {
+  constructor(mode: BoilerplateMode, shape?: BlockShape) {
     this.remove = mode === 'remove';
+    this.blocks = this.remove ? new BlockShapeFilter(shape) : undefined;
   }
 
   /** Extracts the content text of html into out (replacing its content). */
@@ -169,6 +201,11 @@ export class HtmlTextExtractor {
     if (this.noEndTagFrom.size > 0) this.noEndTagFrom.clear();
     this.bodySeen = false;
     this.nextBody = -2;
+    this.letters = 0;
+    this.visible = 0;
+    this.linkFrom = -1;
+    this.blockLink = 0;
+    this.blocks?.reset();
     let i = 0;
     while (i < n) {
       if (this.skipFrom >= 0) {
@@ -180,8 +217,10 @@ export class HtmlTextExtractor {
       i = this.copyText(html, i, n);
       if (i < n) i = this.markup(html, i);
     }
+    if (this.blocks !== undefined) this.blocks.apply(out, this.letters, this.visible, this.takeBlockLink());
     if (this.depth > 4096) {
       this.stack = new Int32Array(256);
+      this.stackFlags = new Int32Array(256);
     }
     this.open.clear();
   }
@@ -195,6 +234,34 @@ export class HtmlTextExtractor {
       if (len > 0) units[len++] = 0x20;
       this.pendingSpace = false;
     }
+    // Leading whitespace (the indentation between tags) first: it counts for nothing.
+    while (i < end) {
+      const c = html.charCodeAt(i);
+      if (c > 0x20) break;
+      units[len++] = c;
+      i++;
+    }
+    if (this.blocks === undefined) {
+      while (i < end) {
+        const c = html.charCodeAt(i);
+        if (c === 0x3c) break;
+        if (c === 0x26) {
+          out.length = len;
+          i = decodeEntity(html, i, end, out);
+          units = out.units;
+          len = out.length;
+          continue;
+        }
+        units[len++] = c;
+        i++;
+      }
+      out.length = len;
+      return i;
+    }
+    // 'remove' mode: the same, counting letter units and visible characters for the shape rule.
+    const shapes = SHAPE;
+    let letters = this.letters;
+    let visible = this.visible;
     while (i < end) {
       const c = html.charCodeAt(i);
       if (c === 0x3c) break;
@@ -202,14 +269,39 @@ export class HtmlTextExtractor {
         out.length = len;
         i = decodeEntity(html, i, end, out);
         units = out.units;
-        len = out.length;
+        for (; len < out.length; len++) {
+          const shape = shapes[units[len]!]!;
+          letters += shape & 7;
+          visible += shape >>> 3;
+        }
         continue;
       }
       units[len++] = c;
+      const shape = shapes[c]!;
+      letters += shape & 7;
+      visible += shape >>> 3;
       i++;
     }
     out.length = len;
+    this.letters = letters;
+    this.visible = visible;
     return i;
+  }
+
+  /** A block boundary ('remove' mode): records the block that ends here. */
+  private endBlock(judged = true): void {
+    this.blocks!.boundary(this.out.length, this.letters, this.visible, this.takeBlockLink(), judged);
+  }
+
+  /** The link text of the current block, which a link still open continues into the next one. */
+  private takeBlockLink(): number {
+    let link = this.blockLink;
+    if (this.linkFrom >= 0) {
+      link += this.visible - this.linkFrom;
+      this.linkFrom = this.visible;
+    }
+    this.blockLink = 0;
+    return link;
   }
 
   /** Handles the markup at lt ('<'); returns the index after it. */
@@ -234,6 +326,7 @@ export class HtmlTextExtractor {
         this.pendingSpace = false;
       }
       out.units[out.length++] = 0x3c;
+      this.visible++;
     }
     return lt + 1;
   }
@@ -304,12 +397,14 @@ export class HtmlTextExtractor {
     const nameLen = j - nameStart;
     const flags = TAG_FLAGS.get(name);
     if (name === N_BODY) this.bodySeen = true;
+    if (name === N_A) this.href = false;
     const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE | F_CONTAINER)) === 0;
     j = this.attributes(html, j, collect);
     if (j < 0) return n;
     const chrome = this.chrome;
     const selfClosing = this.selfClosing;
     this.pendingSpace = true;
+    if ((flags & F_BLOCK) !== 0 && this.blocks !== undefined) this.endBlock();
     if ((flags & (F_RAW | F_TITLE)) !== 0) {
       const tag = html.slice(nameStart, nameStart + nameLen).toLowerCase();
       // A name known to have no end tag after an earlier position has none after this one
@@ -321,11 +416,16 @@ export class HtmlTextExtractor {
       const end = e === -1 ? n : e;
       if (e === -1) return this.unterminatedRawText(html, j);
       if ((flags & F_TITLE) !== 0 && this.skipFrom < 0) {
+        // The title names the page: it is no block of it, and is never judged by its shape (chrome
+        // added at the top of the body must not decide whether the title is kept).
+        if (this.blocks !== undefined) this.endBlock();
         // RCDATA: a '<' inside the title is text.
         for (let p = this.copyText(html, j, end); p < end; p = this.copyText(html, p + 1, end)) {
           this.out.units[this.out.length++] = 0x3c;
+          this.visible++;
         }
         this.pendingSpace = true;
+        if (this.blocks !== undefined) this.endBlock(false);
       }
       const close = this.attributes(html, e + 2 + nameLen, false);
       return close < 0 ? n : close;
@@ -337,8 +437,14 @@ export class HtmlTextExtractor {
     if ((flags & F_VOID) !== 0 || selfClosing) return j;
     this.implicitClose(flags);
     const skip = (flags & F_SKIP) !== 0 || (this.remove && (chrome || (flags & F_CHROME) !== 0));
-    this.push(name);
+    this.push(name, flags);
     if (skip && this.skipFrom < 0) this.skipFrom = this.depth - 1;
+    // The link ends when this element is popped (by depth, not by name: an <a name> placeholder
+    // around it is no link). A link inside a link counts once.
+    if (name === N_A && this.href && this.linkFrom < 0 && this.blocks !== undefined) {
+      this.linkFrom = this.visible;
+      this.linkDepth = this.depth - 1;
+    }
     return j;
   }
 
@@ -370,6 +476,7 @@ export class HtmlTextExtractor {
       this.scanName(html, j, n, true);
       j = this.nameEnd;
       const attr = this.nameKey;
+      if (attr === A_HREF) this.href = true;
       const ae = j;
       while (j < n && isTagSpace(html.charCodeAt(j))) j++;
       let vs = -1;
@@ -415,19 +522,23 @@ export class HtmlTextExtractor {
     return n;
   }
 
-  private push(name: number): void {
+  private push(name: number, flags: number): void {
     if (this.depth === this.stack.length) {
       const stack = new Int32Array(this.stack.length * 2);
       stack.set(this.stack);
       this.stack = stack;
+      const stackFlags = new Int32Array(stack.length);
+      stackFlags.set(this.stackFlags);
+      this.stackFlags = stackFlags;
     }
+    this.stackFlags[this.depth] = flags;
     this.stack[this.depth++] = name;
     this.open.add(name, 1);
   }
 
   private implicitClose(flags: number): void {
     if (this.depth === 0) return;
-    const topFlags = TAG_FLAGS.get(this.stack[this.depth - 1]!);
+    const topFlags = this.stackFlags[this.depth - 1]!;
     const group = (flags >>> GROUP_SHIFT) & GROUP_MASK;
     if ((group !== 0 && ((topFlags >>> GROUP_SHIFT) & GROUP_MASK) === group) || ((topFlags & F_P) !== 0 && (flags & F_CLOSES_P) !== 0)) {
       this.popTo(this.depth - 1);
@@ -442,6 +553,10 @@ export class HtmlTextExtractor {
       open.add(top, -1);
     }
     if (this.skipFrom >= this.depth) this.skipFrom = -1;
+    if (this.linkFrom >= 0 && this.depth <= this.linkDepth) {
+      this.blockLink += this.visible - this.linkFrom;
+      this.linkFrom = -1;
+    }
   }
 
   private endTag(html: string, lt: number): number {
@@ -456,11 +571,13 @@ export class HtmlTextExtractor {
       if (this.open.get(name) > 0) {
         let k = this.depth - 1;
         while (this.stack[k] !== name) k--;
+        if ((this.stackFlags[k]! & F_BLOCK) !== 0 && this.blocks !== undefined) this.endBlock();
         this.popTo(k);
         this.pendingSpace = true;
       } else if (name === N_P || name === N_BR) {
         // A stray </p> makes an empty <p>, a stray </br> a <br> (13.2.6.4.7); any other stray end tag is nothing.
         this.pendingSpace = true;
+        if (this.blocks !== undefined) this.endBlock();
       }
       return e;
     }
