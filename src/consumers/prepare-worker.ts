@@ -15,6 +15,7 @@ import avro from 'avsc';
 import { DedupError } from '../errors.js';
 import { createFingerprinter, fingerprintToBytes, fingerprintToHex, type FeatureOptions } from '../fingerprint/index.js';
 import { WORDS_PER_RESULT, encodeResult } from '../fingerprint/result-codec.js';
+import { assertAvroIdIsUtf8 } from '../wire/avro-page-id.js';
 import { parseJsonRecord, toCrawledPage, type CrawledPage } from '../wire/crawled-page.js';
 
 export interface PrepareWorkerData {
@@ -95,11 +96,14 @@ if (port !== null) {
       const type = writerTypes.get(schemaId);
       // The calling thread resolves every id before it sends a record: a miss is ours.
       if (type === undefined) throw new Error(`no writer schema was sent for schema id ${schemaId}`);
+      let decoded: unknown;
       try {
-        return type.fromBuffer(value.subarray(AVRO_HEADER));
+        decoded = type.fromBuffer(value.subarray(AVRO_HEADER));
       } catch (error) {
         throw new DedupError('RECORD_UNDECODABLE', `Avro body does not match schema id ${schemaId}: ${(error as Error).message}`, { cause: error });
       }
+      assertAvroIdIsUtf8(type, value.subarray(AVRO_HEADER), decoded);
+      return decoded;
     }
     if (firstNonSpace(value) !== OPEN_BRACE) throw new DedupError('RECORD_UNDECODABLE', 'record is neither Avro (magic byte 0) nor a JSON object');
     return parseJsonRecord(value, 'record value');

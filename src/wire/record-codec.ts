@@ -21,6 +21,8 @@ import { fileURLToPath } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { DedupError } from '../errors.js';
 import { fingerprintFromBytes, fingerprintFromHex, fingerprintToBytes, fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
+import avro from 'avsc';
+import { assertAvroIdIsUtf8 } from './avro-page-id.js';
 import { parseJsonRecord, toCrawledPage, type CrawledPage } from './crawled-page.js';
 import { createRegistryClient, DEFAULT_REGISTRY_TIMEOUT_MS, wrapRegistry, type RegistryClient, type RegistryHealth } from './registry.js';
 
@@ -198,18 +200,22 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
     if (registry === null) throw new DedupError('SCHEMA_UNKNOWN', 'Avro record but no schema registry is configured');
     if (value.length < 5) throw new DedupError('RECORD_UNDECODABLE', `Avro record of ${value.length} bytes is shorter than its 5-byte header`);
     const schemaId = value.readInt32BE(1);
+    let writer: unknown;
     try {
-      await client!.call(`fetching schema id ${schemaId}`, () => registry.getSchema(schemaId));
+      writer = await client!.call(`fetching schema id ${schemaId}`, () => registry.getSchema(schemaId));
     } catch (error) {
       if (error instanceof DedupError) throw error;
       if (isHttpStatus(error, 404)) throw new DedupError('SCHEMA_UNKNOWN', `schema id ${schemaId} is not in the registry`, { cause: error });
       throw new DedupError('REGISTRY', `fetching schema id ${schemaId} failed: ${(error as Error).message}`, { cause: error, retriable: true });
     }
+    let decoded: unknown;
     try {
-      return await registry.decode(value);
+      decoded = await registry.decode(value);
     } catch (error) {
       throw new DedupError('RECORD_UNDECODABLE', `Avro body does not match schema id ${schemaId}: ${(error as Error).message}`, { cause: error });
     }
+    if (writer instanceof avro.Type) assertAvroIdIsUtf8(writer, value.subarray(5), decoded);
+    return decoded;
   }
 
   async function decodeAny(value: Buffer | null): Promise<unknown> {

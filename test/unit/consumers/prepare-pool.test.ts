@@ -68,6 +68,8 @@ function memoryRegistry(): RegistryClient {
 }
 
 const crawledPageType = avro.Type.forSchema(JSON.parse(readSchema('crawled-page')));
+/** The same schema with the id as bytes: Avro writes a string and bytes alike, so this writes a string id that is not UTF-8. */
+const rawIdType = avro.Type.forSchema({ ...JSON.parse(readSchema('crawled-page')), fields: JSON.parse(readSchema('crawled-page')).fields.map((f: { name: string }) => (f.name === 'id' ? { ...f, type: 'bytes' } : f)) });
 function avroRecord(schemaId: number, page: Record<string, unknown>): Buffer {
   const header = Buffer.alloc(5);
   header.writeInt32BE(schemaId, 1);
@@ -95,6 +97,7 @@ function record(r: () => number, offset: number): { record: InputRecord; kind: s
   else if (roll < 0.26) (value = Buffer.concat([avroRecord(CRAWLED_PAGE_ID, { ...page, html: null, text: null }).subarray(0, 12)]), (kind = 'truncated-avro'));
   else if (roll < 0.27) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from([...Buffer.from(`<p>${words}`), 0xc3, 0x28, 0xff, ...Buffer.from(' bytes</p>')]), text: null }), (kind = 'avro-bad-utf8'));
   else if (roll < 0.28) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...Array.from({ length: 300 }, () => Math.floor(r() * 256))]), text: null }), (kind = 'avro-binary'));
+  else if (roll < 0.285) (value = Buffer.concat([Buffer.from([0, 0, 0, 0, CRAWLED_PAGE_ID]), rawIdType.toBuffer({ ...page, id: Buffer.from([0x69, 0x64, 0xff, 0x2d, Math.floor(r() * 50)]), html: Buffer.from(page.html), text: null })]), (kind = 'avro-bad-utf8-id'));
   else if (roll < 0.29) (value = Buffer.from(`{"id":"${page.id}","text":"${words} \\ud800 lone"}`), (kind = 'lone-surrogate'));
   else if (roll < 0.3) (value = Buffer.concat([Buffer.from(`{"id":"${page.id}","html":"<p>${words.slice(0, 40)}`), Buffer.from([0xe6, 0x97, 0xe9]), Buffer.from(`${words.slice(40)}</p>"}`)]), (kind = 'json-bad-utf8'));
   else if (roll < 0.34) (value = Buffer.from(JSON.stringify({ id: page.id, url: page.url, text: words })), (kind = 'text'));
@@ -143,6 +146,12 @@ for (const format of ['avro', 'json'] as const) {
         const want = await inline.process(records);
         const got = await pooled.process(records);
         sameMessages(want.topicMessages, got.topicMessages, `seed ${seed}`);
+        // An Avro id that is not UTF-8 is refused on both paths, never repaired into another id.
+        const dlq = want.topicMessages.get('dlq') ?? [];
+        for (const c of chunk.filter((x) => x.kind === 'avro-bad-utf8-id')) {
+          const letter = dlq.find((m) => String(m.headers?.['dedup.source.offset']) === c.record.offset);
+          assert.equal(String(letter?.headers?.['dedup.error.code']), 'PAGE_INVALID_UTF8', `seed ${seed}: Avro id with invalid UTF-8 at offset ${c.record.offset}`);
+        }
         assert.deepEqual(got.verdicts, want.verdicts, `seed ${seed}: verdicts`);
         assert.deepEqual([...got.deadLetters].sort(), [...want.deadLetters].sort(), `seed ${seed}: dead-letter codes`);
         for (const code of want.deadLetters.keys()) codes.add(code);
@@ -150,7 +159,7 @@ for (const format of ['avro', 'json'] as const) {
     } finally {
       await pool.close();
     }
-    assert.equal(kinds.size, 19, `every kind generated: ${[...kinds.keys()].join(' ')}`);
+    assert.equal(kinds.size, 20, `every kind generated: ${[...kinds.keys()].join(' ')}`);
     assert.deepEqual([...codes].sort(), ['PAGE_BINARY', 'PAGE_EMPTY', 'PAGE_INVALID', 'PAGE_INVALID_UTF8', 'PAGE_TOO_LARGE', 'RECORD_UNDECODABLE', 'SCHEMA_UNKNOWN']);
     assert.ok(decodedHere > 0, 'some re-sent ids with changed content took the fallback');
   });
