@@ -127,23 +127,18 @@ export function corpusSection({ corpus }: ReportInputs): string {
   ].join('\n');
 }
 
+/** The recall-by-kind table under its heading, then the language and site tables: the same in every stream's section. */
+function breakdownTables(s: Scores, kindHeading: string): string[] {
+  return [kindHeading, '', kindTable(s.byKind), '', '**By language**', '', groupTable('language', s.byLanguage), '', '**By site**', '', groupTable('site', s.bySite)];
+}
+
 export function cliSection({ cli }: ReportInputs): string {
   if (cli === null) return '_Not run._';
   const s = cli.scores;
   return [
     `Command: \`${cli.command}\``,
     '',
-    '**By kind**',
-    '',
-    kindTable(s.byKind),
-    '',
-    '**By language**',
-    '',
-    groupTable('language', s.byLanguage),
-    '',
-    '**By site**',
-    '',
-    groupTable('site', s.bySite),
+    ...breakdownTables(s, '**By kind**'),
     '',
     '**By how the theme marks up its chrome** (semantic: class names and elements say "ad", "widget", "footer"; opaque: generated class names on plain `<div>`s)',
     '',
@@ -443,17 +438,7 @@ export function heldoutSection({ heldout, cli }: ReportInputs): string {
     targetsTable(targets),
     '',
     ...(comparison === '' ? [] : ['**Against the tuning stream** (the same generators on the pages the defaults were chosen on):', '', comparison, '']),
-    '**Recall by kind**',
-    '',
-    kindTable(s.byKind),
-    '',
-    '**By language**',
-    '',
-    groupTable('language', s.byLanguage),
-    '',
-    '**By site**',
-    '',
-    groupTable('site', s.bySite),
+    ...breakdownTables(s, '**Recall by kind**'),
     '',
     '**Errors by code** (errors are right on hostile input, a miss on a near-duplicate)',
     '',

@@ -33,7 +33,8 @@ import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender } from '../producers/log-appender.producer.js';
 import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
-import { encodeShardRecord, sketchToWire } from '../wire/shard-records.js';
+import { encodeShardRecord } from '../wire/shard-records.js';
+import { sketchToWire } from '../wire/sketch-wire.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
 import { pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';

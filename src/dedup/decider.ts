@@ -35,7 +35,7 @@
 import { FingerprintIndex, createQueryResult, type QueryResult } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
-import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, confirmingBins } from '../fingerprint/feature-sketch.js';
 
 export interface DecisionInput {
   readonly id: string;
@@ -100,18 +100,6 @@ export interface SecondStage {
   readonly minSimilarity: number;
 }
 
-/**
- * Bins of SKETCH_BINS that must be equal for an estimated Jaccard similarity
- * of at least minSimilarity, with sketchSimilarity's correction for chance
- * 8-bit agreement: (equal / bins - 1/256) / (1 - 1/256) >= minSimilarity.
- */
-export function confirmingBins(minSimilarity: number, bins: number): number {
-  const chance = 1 / 256;
-  // The same arithmetic as sketchSimilarity, so the two can never disagree at a boundary.
-  for (let equal = 0; equal <= bins; equal++) if (Math.max(0, (equal / bins - chance) / (1 - chance)) >= minSimilarity) return equal;
-  return bins + 1;
-}
-
 /** The second stage of one probe, for closestRecorded: hits beyond k need this sketch's agreement. */
 export interface SketchCheck {
   k: number;
@@ -119,6 +107,17 @@ export interface SketchCheck {
   minEqualBins: number;
   /** Out: second-stage candidates turned down by their sketches. */
   rejected: number;
+}
+
+/** The check of a second stage (null when it is off), for the single index and every shard alike. */
+export function createSketchCheck(k: number, stage: SecondStage | null): SketchCheck | null {
+  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(stage.minSimilarity), rejected: 0 };
+}
+
+/** Sets the probing page's sketch; without one, zeros, which agree with a stored sketch only by chance. */
+export function loadSketch(check: SketchCheck, sketch: Uint8Array | null | undefined): void {
+  if (sketch != null && sketch.length === SKETCH_BINS) check.sketch.set(sketch);
+  else check.sketch.fill(0);
 }
 
 /** The best candidate of one probe: ref -1 when there is none. */
@@ -200,7 +199,7 @@ export class Decider {
       }
       if (!(stage.minSimilarity >= 0 && stage.minSimilarity <= 1)) throw new RangeError(`second-stage similarity ${stage.minSimilarity} is outside 0..1`);
       if (this.store.sketchBytes !== SKETCH_BINS) throw new RangeError(`the second stage needs a page store keeping ${SKETCH_BINS}-byte sketches`);
-      this.check = { k: this.k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(stage.minSimilarity, SKETCH_BINS), rejected: 0 };
+      this.check = createSketchCheck(this.k, stage);
     }
     // A restored state: rebuild the fetch-time minima from what is held.
     this.lowHeld = this.store.lowRef;
@@ -216,11 +215,7 @@ export class Decider {
     this.index.query(page.hi, page.lo, this.radius, hits);
     const store = this.store;
     const check = this.check;
-    if (check !== null) {
-      if (page.sketch != null && page.sketch.length === SKETCH_BINS) check.sketch.set(page.sketch);
-      // No sketch, no second-stage match: zeros agree with a stored sketch only by chance.
-      else check.sketch.fill(0);
-    }
+    if (check !== null) loadSketch(check, page.sketch);
     closestRecorded(hits, store, page.short, Infinity, this.closest, -Infinity, check);
     const best = this.closest.ref;
     const bestDistance = this.closest.distance;

@@ -29,6 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
+import { equalBins } from '../fingerprint/feature-sketch.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
 import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from '../index/index.js';
@@ -258,12 +259,7 @@ export class PageStore {
 
   /** Bins of ref's sketch equal to `sketch` (0..sketchBytes). */
   equalSketchBins(ref: number, sketch: Uint8Array): number {
-    const b = this.sketchBytes;
-    const s = this.sketches;
-    const at = (ref - this.base) * b;
-    let equal = 0;
-    for (let k = 0; k < b; k++) if (s[at + k] === sketch[k]) equal++;
-    return equal;
+    return equalBins(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
   }
 
   /** A view of ref's sketch (valid until the store changes). */

@@ -20,7 +20,7 @@
  */
 import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
-import { Decider, closestRecorded, confirmingBins, type Closest, type SecondStage, type SketchCheck } from './decider.js';
+import { Decider, closestRecorded, createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 
@@ -73,7 +73,7 @@ export class ShardState {
     this.store = state?.store ?? new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS);
     this.k = k;
     this.radius = secondStage?.radius ?? k;
-    this.check = secondStage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(secondStage.minSimilarity, SKETCH_BINS), rejected: 0 };
+    this.check = createSketchCheck(k, secondStage);
     if (secondStage !== null && (this.store.sketchBytes !== SKETCH_BINS || secondStage.radius > plan.k)) {
       throw new RangeError(`shard ${shard}: the second stage needs ${SKETCH_BINS}-byte sketches in the page store and a plan for radius ${secondStage.radius}`);
     }
@@ -146,10 +146,7 @@ export class ShardState {
   closestBefore(hi: number, lo: number, short: boolean, before: number, sketch: Uint8Array | null = null): ShardCandidate | null {
     this.index.query(hi, lo, this.radius, this.hits);
     const check = this.check;
-    if (check !== null) {
-      if (sketch !== null && sketch.length === SKETCH_BINS) check.sketch.set(sketch);
-      else check.sketch.fill(0);
-    }
+    if (check !== null) loadSketch(check, sketch);
     const best = closestRecorded(this.hits, this.store, short, before, this.closest, this.window > 0 ? before - this.window : -Infinity, check);
     return best.ref < 0 ? null : { ref: best.ref, distance: best.distance, sequence: best.sequence };
   }

@@ -39,10 +39,30 @@ export function featureSketch(entryA: Int32Array | Uint32Array, entryB: Int32Arr
   }
 }
 
-/** Estimated Jaccard similarity of two sketches (b-bit correction for chance 8-bit agreement). */
-export function sketchSimilarity(a: Uint8Array, b: Uint8Array): number {
+/** Equal bins of the sketch at a[aAt, aAt + SKETCH_BINS) and the sketch b. */
+export function equalBins(a: Uint8Array, aAt: number, b: Uint8Array): number {
   let equal = 0;
-  for (let k = 0; k < SKETCH_BINS; k++) if (a[k] === b[k]) equal++;
+  for (let k = 0; k < SKETCH_BINS; k++) if (a[aAt + k] === b[k]) equal++;
+  return equal;
+}
+
+/** Estimated Jaccard similarity from the number of equal bins (b-bit correction for chance 8-bit agreement). */
+export function similarityOfEqualBins(equal: number): number {
   const chance = 1 / 256;
   return Math.max(0, (equal / SKETCH_BINS - chance) / (1 - chance));
+}
+
+/** Estimated Jaccard similarity of two sketches. */
+export function sketchSimilarity(a: Uint8Array, b: Uint8Array): number {
+  return similarityOfEqualBins(equalBins(a, 0, b));
+}
+
+/**
+ * The fewest equal bins whose estimated similarity is at least minSimilarity
+ * (SKETCH_BINS + 1 when none is): a second stage compares counts, not
+ * fractions, on its hot path.
+ */
+export function confirmingBins(minSimilarity: number): number {
+  for (let equal = 0; equal <= SKETCH_BINS; equal++) if (similarityOfEqualBins(equal) >= minSimilarity) return equal;
+  return SKETCH_BINS + 1;
 }

@@ -23,6 +23,7 @@ import { DedupError } from '../errors.js';
 import { fingerprintFromBytes, fingerprintFromHex, fingerprintToBytes, fingerprintToHex } from '../fingerprint/fingerprint-hex.js';
 import avro from 'avsc';
 import { assertAvroIdIsUtf8 } from './avro-page-id.js';
+import { sketchFromWire, sketchToWire } from './sketch-wire.js';
 import { parseJsonRecord, toCrawledPage, type CrawledPage } from './crawled-page.js';
 import { createRegistryClient, DEFAULT_REGISTRY_TIMEOUT_MS, wrapRegistry, type RegistryClient, type RegistryHealth } from './registry.js';
 
@@ -303,7 +304,7 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
         },
         {
           id: c.id, fingerprint: fingerprintToHex(c.hi, c.lo), short: c.short, duplicateOf: c.duplicateOf, distance: c.distance, fetchedAt: c.fetchedAt, sequence: c.sequence,
-          ...(c.sketch == null ? {} : { sketch: Buffer.from(c.sketch.buffer, c.sketch.byteOffset, c.sketch.byteLength).toString('base64') }),
+          ...(c.sketch == null ? {} : { sketch: sketchToWire(c.sketch) }),
         },
       );
     },
@@ -325,7 +326,7 @@ export async function createRecordCodec(options: CodecOptions): Promise<RecordCo
         fetchedAt: typeof r.fetchedAt === 'number' ? r.fetchedAt : 0,
         sequence: typeof r.sequence === 'number' ? r.sequence : -1,
         // Present only when the second stage wrote one.
-        ...(r.sketch instanceof Uint8Array ? { sketch: new Uint8Array(r.sketch) } : typeof r.sketch === 'string' ? { sketch: new Uint8Array(Buffer.from(r.sketch, 'base64')) } : {}),
+        ...(r.sketch instanceof Uint8Array ? { sketch: new Uint8Array(r.sketch) } : typeof r.sketch === 'string' ? { sketch: sketchFromWire(r.sketch)! } : {}),
       };
     },
   };

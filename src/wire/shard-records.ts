@@ -42,17 +42,6 @@ function decode(value: Buffer | null, where: string): Record<string, unknown> {
   return record;
 }
 
-/** A feature sketch as it travels in these JSON records (base64), and back; undefined / null when there is none. */
-export function sketchToWire(sketch: Uint8Array | null | undefined): string | undefined {
-  return sketch == null ? undefined : Buffer.from(sketch.buffer, sketch.byteOffset, sketch.byteLength).toString('base64');
-}
-
-export function sketchFromWire(sketch: unknown): Uint8Array | null {
-  if (sketch === undefined || sketch === null) return null;
-  if (typeof sketch !== 'string') throw new DedupError('RECORD_UNDECODABLE', 'shard record: sketch is not a base64 string');
-  return new Uint8Array(Buffer.from(sketch, 'base64'));
-}
-
 /** Decodes a sequence-topic record; anything else is RECORD_UNDECODABLE (the topic is ours: that is a bug or a stranger writing to it). */
 export function decodeSequenceRecord(value: Buffer | null): SequenceRecord {
   const record = decode(value, 'sequence record');

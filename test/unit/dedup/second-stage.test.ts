@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Decider, confirmingBins, type DecisionInput, type SecondStage } from '../../../src/dedup/decider.js';
+import { Decider, type DecisionInput, type SecondStage } from '../../../src/dedup/decider.js';
+import { confirmingBins } from '../../../src/fingerprint/feature-sketch.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
 import { hammingDistance } from '../../../src/fingerprint/fingerprint-hex.js';
@@ -34,7 +35,7 @@ interface Expected {
 
 /** The rule, by brute force over every earlier page. */
 function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Expected[] {
-  const need = stage === null ? 0 : confirmingBins(stage.minSimilarity, SKETCH_BINS);
+  const need = stage === null ? 0 : confirmingBins(stage.minSimilarity);
   const firstSeen = new Map<string, number>();
   const kept: { page: DecisionInput; expected: Expected }[] = [];
   const out: Expected[] = [];
@@ -111,16 +112,20 @@ const streams = fc
     return { pages, minSimilarity };
   });
 
+/** The stream decided in order, as the fields the oracle gives. */
+function decideAll(stage: SecondStage | null, pages: readonly DecisionInput[]): Expected[] {
+  const d = newDecider(stage);
+  return pages.map((p) => {
+    const v = d.decide(p);
+    return { verdict: v.verdict, duplicateOf: v.duplicateOf, distance: v.distance, secondStage: v.secondStage };
+  });
+}
+
 test('decisions with the second stage equal the brute-force rule (generated streams)', () => {
   fc.assert(
     fc.property(streams, ({ pages, minSimilarity }) => {
       const stage = { radius: RADIUS, minSimilarity };
-      const d = newDecider(stage);
-      const got = pages.map((p) => {
-        const v = d.decide(p);
-        return { verdict: v.verdict, duplicateOf: v.duplicateOf, distance: v.distance, secondStage: v.secondStage };
-      });
-      assert.deepEqual(got, oracle(pages, stage));
+      assert.deepEqual(decideAll(stage, pages), oracle(pages, stage));
     }),
     { numRuns: 300, seed: 9 },
   );
@@ -129,12 +134,7 @@ test('decisions with the second stage equal the brute-force rule (generated stre
 test('with the second stage off, the same streams get the first stage alone', () => {
   fc.assert(
     fc.property(streams, ({ pages }) => {
-      const d = newDecider(null);
-      const got = pages.map((p) => {
-        const v = d.decide(p);
-        return { verdict: v.verdict, duplicateOf: v.duplicateOf, distance: v.distance, secondStage: v.secondStage };
-      });
-      assert.deepEqual(got, oracle(pages, null));
+      assert.deepEqual(decideAll(null, pages), oracle(pages, null));
     }),
     { numRuns: 100, seed: 10 },
   );
@@ -187,7 +187,7 @@ test('a snapshot of the page store and a changelog restore keep the sketches: la
 test('confirmingBins agrees with sketchSimilarity for every count of equal bins', () => {
   const a = new Uint8Array(SKETCH_BINS);
   for (const minSimilarity of [0, 0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1]) {
-    const need = confirmingBins(minSimilarity, SKETCH_BINS);
+    const need = confirmingBins(minSimilarity);
     for (let equal = 0; equal <= SKETCH_BINS; equal++) {
       const b = new Uint8Array(SKETCH_BINS);
       for (let i = equal; i < SKETCH_BINS; i++) b[i] = 1;

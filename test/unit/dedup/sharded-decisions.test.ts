@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { Decider, type SecondStage } from '../../../src/dedup/decider.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
-import { sketchFromWire, sketchToWire } from '../../../src/wire/shard-records.js';
+import { sketchFromWire, sketchToWire } from '../../../src/wire/sketch-wire.js';
 import { ShardState, applySequenced, homeShard, type SequencedPage } from '../../../src/dedup/shard-state.js';
 import { AnswerJoin, sourceKey, type JoinedVerdict } from '../../../src/dedup/answer-join.js';
 import type { AnswerRecord } from '../../../src/dedup/shard-protocol.js';
