@@ -14,6 +14,7 @@ import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix }
 import { SKETCH_BINS, featureSketch } from './feature-sketch.js';
 import { FeatureCounter, type StaticTable64 } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
+import { repairMojibake, repairMojibakeString } from './mojibake.js';
 import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
 import { TokenBuffer } from './token-buffer.js';
@@ -174,6 +175,27 @@ class SimhashFingerprinter implements Fingerprinter {
     const tokens = this.tokens;
     tokens.clear();
     this.tokenizer.tokenize(text.units, text.length, tokens);
+    // Mojibake (UTF-8 read as Latin-1 or Windows-1252, mojibake.ts) is read back as UTF-8 and the
+    // page fingerprinted again from there; the tokenizer's count of misread-looking pairs keeps
+    // other pages from paying for the check.
+    if (this.tokenizer.stats.misread > 0) {
+      let repaired = false;
+      if (typeof html === 'string') {
+        const fixed = repairMojibakeString(html);
+        if (fixed !== undefined) {
+          this.html.extract(fixed, text);
+          repaired = true;
+        }
+      } else {
+        const length = repairMojibake(text.units, text.length);
+        repaired = length !== text.length;
+        text.length = length;
+      }
+      if (repaired) {
+        tokens.clear();
+        this.tokenizer.tokenize(text.units, text.length, tokens);
+      }
+    }
     const { junk, nonSpace } = this.tokenizer.stats;
     const binary = junk > 0 && junk * JUNK_RATIO > nonSpace;
 

@@ -182,6 +182,9 @@ export class HtmlTextExtractor {
   private bodySeen = false;
   /** Index of the next '<body' (-1: none left; -2: not searched yet). */
   private nextBody = -2;
+  /** A <title> start tag has been seen, and the index of the next '<title' (as nextBody). */
+  private titleSeen = false;
+  private nextTitle = -2;
 
   constructor(mode: BoilerplateMode, shape?: BlockShape) {
     this.remove = mode === 'remove';
@@ -201,6 +204,8 @@ export class HtmlTextExtractor {
     if (this.noEndTagFrom.size > 0) this.noEndTagFrom.clear();
     this.bodySeen = false;
     this.nextBody = -2;
+    this.titleSeen = false;
+    this.nextTitle = -2;
     this.letters = 0;
     this.visible = 0;
     this.linkFrom = -1;
@@ -361,15 +366,22 @@ export class HtmlTextExtractor {
 
   /**
    * Whether a comment or raw-text element opened before <body> reaches past the page's <body
-   * tag: damage (a truncated comment or script in the head whose end is some later comment's or
-   * script's), not a comment. Checked only until <body> is seen, so it costs one search per
-   * head-level comment or script.
+   * tag, or past its <title> before any title was read: damage (a truncated comment or script in
+   * the head whose end is some later comment's or script's), not a comment. A browser shows such
+   * a page without its title, or empty; we end the damaged element early instead, so the page
+   * keeps the text a reader knows it by. Checked only until <body> is seen, so it costs one search
+   * per head-level comment or script.
    */
   private swallowsBody(html: string, from: number, end: number): boolean {
-    if (this.bodySeen || this.nextBody === -1) return false;
-    // The next '<body' at or after `from`, searched again only once passed: linear in the page.
-    if (this.nextBody < from) this.nextBody = html.indexOf('<body', from);
-    return this.nextBody !== -1 && this.nextBody < end;
+    if (this.bodySeen) return false;
+    // The next '<body' and '<title' at or after `from`, searched again only once passed: linear in the page.
+    if (this.nextBody !== -1) {
+      if (this.nextBody < from) this.nextBody = html.indexOf('<body', from);
+      if (this.nextBody !== -1 && this.nextBody < end) return true;
+    }
+    if (this.titleSeen || this.nextTitle === -1) return false;
+    if (this.nextTitle < from) this.nextTitle = html.indexOf('<title', from);
+    return this.nextTitle !== -1 && this.nextTitle < end;
   }
 
   /** Scans a tag or attribute name from j, lower-casing ASCII; sets nameEnd and nameKey. */
@@ -406,6 +418,7 @@ export class HtmlTextExtractor {
     this.pendingSpace = true;
     if ((flags & F_BLOCK) !== 0 && this.blocks !== undefined) this.endBlock();
     if ((flags & (F_RAW | F_TITLE)) !== 0) {
+      if ((flags & F_TITLE) !== 0) this.titleSeen = true;
       const tag = html.slice(nameStart, nameStart + nameLen).toLowerCase();
       // A name known to have no end tag after an earlier position has none after this one
       // either: '<script>' repeated 50,000 times stays linear.

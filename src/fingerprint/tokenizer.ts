@@ -31,15 +31,8 @@ import type { CjkSegmenter } from './cjk-segmenter.js';
 import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash.js';
 import type { StaticTable64 } from './hash-table-64.js';
 import { CJK_DATE_SUFFIXES } from './stop-words.js';
+import { isMisreadContinuation, isMisreadLead } from './mojibake.js';
 import { TextBuffer } from './text-buffer.js';
-
-/** Windows-1252's characters for the bytes 0x80..0x9F (its five undefined bytes stay C1 controls). */
-const CP1252_HIGH = new Set([0x20ac, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x017d, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x017e, 0x0178]);
-
-/** A UTF-8 continuation byte (0x80..0xBF) as Latin-1 or Windows-1252 shows it. */
-function isMisreadContinuation(u: number): boolean {
-  return (u >= 0x80 && u <= 0xbf) || CP1252_HIGH.has(u);
-}
 
 /**
  * True when the C1 control at text[i] is a continuation byte of a UTF-8
@@ -118,40 +111,61 @@ function isAsciiAlnum(c: number): boolean {
 const TIME = /(?:^|[^0-9])[0-2]?[0-9]:[0-5][0-9](?![0-9])/;
 const YEAR_FIRST = /(?:^|[^0-9.])(?:1[89]|20)[0-9]{2}([-/.])(?:0?[1-9]|1[0-2])\1(?:0?[1-9]|[12][0-9]|3[01])(?![0-9])/;
 const YEAR_LAST = /(?:^|[^0-9.])(?:0?[1-9]|[12][0-9]|3[01])([-/.])(?:0?[1-9]|[12][0-9]|3[01])\1(?:1[89]|20)[0-9]{2}(?![0-9.])/;
-/** Words after a number that make it a counter (views, comments...) or a render time (12 queries, 597 ms), in the corpus languages. */
+/**
+ * Words after a number that make it a counter (views, comments...) or a render time (12 queries,
+ * 597 ms). Only the common web languages: a counter line is chrome whose number changes on every
+ * fetch, and its word goes with the number (see emitWord).
+ */
 const COUNTER_WORDS = new Set(
-  ('views view comments comment likes like shares share replies reply votes vote points reads visits hits followers ' +
-    'subscribers downloads clicks reactions retweets queries ms msec aufrufe kommentare antworten vues visites commentaires ' +
-    'visitas vistas comentarios visualizzazioni commenti').split(' '),
+  [
+    // English
+    'views view comments comment likes like shares share replies reply votes vote points reads visits hits followers',
+    'subscribers downloads clicks reactions retweets queries ms msec upvotes stars forks answers',
+    // German, French, Spanish, Italian, Portuguese, Dutch
+    'aufrufe kommentare kommentar antworten vues visites commentaires commentaire réponses',
+    'visitas vistas comentarios comentario respuestas visualizzazioni commenti commento risposte',
+    'visualizações visualizacoes comentários comentarios respostas weergaven reacties',
+    // Polish, Russian, Ukrainian
+    'wyświetleń wyświetlenia komentarzy komentarze',
+    'просмотров просмотра просмотр комментариев комментария комментарий ответов ответа переглядів коментарів',
+  ]
+    .join(' ')
+    .split(' '),
 );
 const TIME_UNITS = new Set('second seconds sec secs minute minutes min mins hour hours hr hrs day days week weeks month months year years'.split(' '));
 /** Han characters that, after a number, count something: 阅读 5 次, 3 条评论, コメント 2 件, 10 回閲覧. */
 const CJK_COUNTERS = '次条則件回';
 
-/** The ASCII word starting at or after i (skipping spaces), lower-cased, at most 16 letters, and its end. */
 function skipSpace(text: Uint16Array, i: number, n: number): number {
   while (i < n && CLASS[text[i]!] === SPACE) i++;
   return i;
 }
 
+/** The word (letters, case-folded, at most 24 units) starting at or after i (skipping spaces), and its end. */
 function nextWord(text: Uint16Array, i: number, n: number): [string, number] {
   i = skipSpace(text, i, n);
   let w = '';
-  while (i < n && w.length < 16) {
-    const c = text[i]! | 0x20;
-    if (c < 0x61 || c > 0x7a || text[i]! > 0x7a) break;
-    w += String.fromCharCode(c);
+  while (i < n && w.length < 24 && CLASS[text[i]!] === WORD) {
+    w += String.fromCharCode(FOLD[text[i]!]!);
     i++;
   }
   return [w, i];
 }
 
+/** dateTimeOrCounter's answer for a number that is content. */
+const CONTENT = -1;
+/** dateTimeOrCounter's answer for a date or a time (a counter answers with the end of its words). */
+const DATE_OR_TIME = 0;
+
 /**
  * Whether the number text[s..e) is part of a date (2024-05-06, 06/05/2024), a time (10:31,
  * 2024-05-06T10:31:07Z), or a counter (1,234 views; 5 minutes ago; 阅读 5 次). These are what
- * changes between fetches of one page; any other number is content.
+ * changes between fetches of one page; any other number is content. Returns CONTENT,
+ * DATE_OR_TIME, or for a counter followed by its words ("views", "minutes ago") the index just
+ * after those words: they belong to the counter, which becomes one NUM with them, so a counter
+ * line added to a page adds no word of its own to the shingles.
  */
-function isDateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number): boolean {
+function dateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number): number {
   // The group: alphanumerics joined by - / . : , + around the number, at most 40 units each side.
   let gs = s;
   while (gs > 0 && s - gs < 40 && (isAsciiAlnum(text[gs - 1]!) || (isJoiner(text[gs - 1]!) && gs > 1 && isAsciiAlnum(text[gs - 2]!)))) gs--;
@@ -169,19 +183,22 @@ function isDateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number)
   if (colon || separated) {
     let group = '';
     for (let k = gs; k < ge; k++) group += String.fromCharCode(text[k]!);
-    if (colon && TIME.test(group)) return true;
-    if (separated && (YEAR_FIRST.test(group) || YEAR_LAST.test(group))) return true;
+    if (colon && TIME.test(group)) return DATE_OR_TIME;
+    if (separated && (YEAR_FIRST.test(group) || YEAR_LAST.test(group))) return DATE_OR_TIME;
   }
   const [w, we] = nextWord(text, ge, n);
   if (w.length > 0) {
-    if (COUNTER_WORDS.has(w)) return true;
-    if (TIME_UNITS.has(w) && nextWord(text, we, n)[0] === 'ago') return true;
-    return false;
+    if (COUNTER_WORDS.has(w)) return we;
+    if (TIME_UNITS.has(w)) {
+      const [ago, end] = nextWord(text, we, n);
+      if (ago === 'ago') return end;
+    }
+    return CONTENT;
   }
   const k = skipSpace(text, ge, n);
-  if (k >= n) return false;
+  if (k >= n) return CONTENT;
   const next = text[k]!;
-  return (k === ge && DATE_SUFFIX[next] === 1) || CJK_COUNTERS.includes(String.fromCharCode(next));
+  return (k === ge && DATE_SUFFIX[next] === 1) || CJK_COUNTERS.includes(String.fromCharCode(next)) ? DATE_OR_TIME : CONTENT;
 }
 
 export interface TokenizeStats {
@@ -189,15 +206,22 @@ export interface TokenizeStats {
   nonSpace: number;
   /** Controls, U+FFFD, lone surrogates. */
   junk: number;
+  /**
+   * Characters that look like a UTF-8 continuation byte read as Latin-1 or Windows-1252 right
+   * after a lead byte read the same way (mojibake.ts): above 0, the text may be mojibake.
+   */
+  misread: number;
 }
 
 export class Tokenizer {
-  readonly stats: TokenizeStats = { nonSpace: 0, junk: 0 };
+  readonly stats: TokenizeStats = { nonSpace: 0, junk: 0, misread: 0 };
   private readonly scratch = new Uint32Array(2);
   private readonly runs = new TextBuffer(1024);
   /** What the last emitted token was (LAST_*), and what came before it when it is a number. */
   private last = LAST_WORD;
   private beforeNumber = LAST_WORD;
+  /** The end of the words of the last counter met (emitWord): words that end up to there are part of its NUM. */
+  private counterWordsEnd = -1;
 
   constructor(
     private readonly cjk: CjkMode,
@@ -213,17 +237,21 @@ export class Tokenizer {
     let pi = 0;
 
     let junk = 0;
+    let misread = 0;
     let spaces = 0;
     let wa = TOKEN_SEED_A;
     let wb = TOKEN_SEED_B;
     let wlen = 0;
     let digit = false;
     this.last = LAST_WORD;
+    this.counterWordsEnd = -1;
     let i = 0;
     while (i < n) {
       const c = text[i]!;
       const cls = CLASS[c];
       if (cls === WORD || cls === DIGIT) {
+        // "Ãº" for "ú", "Ã¼" for "ü": a continuation byte that reads as a letter or a digit.
+        if (c > 0x7f && i > 0 && isMisreadContinuation(c) && isMisreadLead(text[i - 1]!)) misread++;
         const f = FOLD[c]!;
         wa = mix(wa, f);
         wb = mix(wb, f);
@@ -248,7 +276,9 @@ export class Tokenizer {
         continue;
       }
       if (cls === IGNORE || cls === CONTROL) {
-        if (cls === CONTROL && !(c >= 0x80 && c <= 0x9f && continuesMisreadUtf8(text, i))) junk++;
+        if (c >= 0x80 && c <= 0x9f && continuesMisreadUtf8(text, i)) misread++;
+        else if (cls === CONTROL) junk++;
+        else if (c >= 0x80 && i > 0 && isMisreadLead(text[i - 1]!) && isMisreadContinuation(c)) misread++;
         i++;
         continue;
       }
@@ -260,6 +290,8 @@ export class Tokenizer {
         digit = false;
       }
       if (cls === SPACE) {
+        // "Ã\u00a0" for "à": the no-break space is a continuation byte too.
+        if (c === 0xa0 && i > 0 && isMisreadLead(text[i - 1]!)) misread++;
         spaces++;
         i++;
       } else if (cls === HAN || (cls === HIGH && isHanStart(text, i, n, c))) {
@@ -289,11 +321,13 @@ export class Tokenizer {
         }
       } else {
         if (cls === JUNK) junk++;
+        else if (c >= 0x80 && i > 0 && isMisreadLead(text[i - 1]!) && isMisreadContinuation(c)) misread++;
         i++;
       }
     }
     if (wlen > 0) this.emitWord(out, wa, wb, wlen, digit, text, i, n);
     this.stats.junk = junk;
+    this.stats.misread = misread;
     this.stats.nonSpace = n - spaces;
   }
 
@@ -324,6 +358,11 @@ export class Tokenizer {
     const a = fmix(wa ^ wlen) | 0;
     const b = fmix(wb ^ wlen) | 0;
     if (!digit) {
+      // A counter's words ("views", "minutes ago"): part of its NUM.
+      if (end <= this.counterWordsEnd) {
+        this.emitNum(out);
+        return;
+      }
       if (this.dateWords.get(a, b, 0) !== 1) {
         out.push(a, b, 0);
         this.last = LAST_WORD;
@@ -338,7 +377,9 @@ export class Tokenizer {
       return;
     }
     // A number is content ("1.5.11" and "1.6.8" differ), except where it is a date, a time or a counter.
-    if (this.last === LAST_NUM || isDateTimeOrCounter(text, end - wlen, end, n)) {
+    const kind = dateTimeOrCounter(text, end - wlen, end, n);
+    if (kind !== CONTENT || this.last === LAST_NUM) {
+      if (kind > end) this.counterWordsEnd = kind;
       this.emitNum(out);
       return;
     }

@@ -49,6 +49,22 @@ describe('HTML scanner: defects found on real pages', () => {
     // After <body>, comments follow the standard.
     assert.equal(scannerText('<body><p>a</p><!-- x <p>hidden</p> --><p>b</p></body>'), 'a b');
   });
+
+  it('a comment or script cut off before the title does not swallow the title up to a later comment or script in the head', () => {
+    // Every real fixture page, with a comment or script after its title (as most heads have), cut
+    // into by a comment or script that never ends: the page keeps its text, title included.
+    const pages = fixtureNames().map(readFixture);
+    fc.assert(
+      fc.property(fc.nat(pages.length - 1), fc.constantFrom('<!-- cut here by a broken proxy ', '<script>var tracker = "', '<style>.x { color: red'), fc.constantFrom('<!-- generated -->', '<script src="site.js"></script>', '<script>var a = "b";</script>', '<style>p { margin: 0 }</style>'), (which, cut, later) => {
+        const html = pages[which]!.replace(/<\/title>/i, (m) => m + later);
+        const head = /<head\b[^>]*>/i.exec(html)!;
+        const at = head.index + head[0].length;
+        const damaged = html.slice(0, at) + cut + html.slice(at);
+        assert.equal(scannerText(damaged), scannerText(html));
+      }),
+      { numRuns: 60, seed: 3 },
+    );
+  });
 });
 
 describe('HTML scanner: page containers are never chrome', () => {

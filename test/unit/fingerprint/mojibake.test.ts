@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
+import { repairMojibake, repairMojibakeString } from '../../../src/fingerprint/mojibake.js';
 import { fixtureNames, readFixture } from './fixtures.js';
 
 /** UTF-8 bytes read as Latin-1: every byte one code point, C1 controls included. */
@@ -48,4 +49,87 @@ test('binary stays binary: U+FFFD and C0 controls over an eighth of the text are
   assert.equal(fp.fingerprint({ text: 'ab\u0001\u0002\u0003 cd\u0004\u0005' }).empty, true);
   // C1 controls alone are mojibake, not binary.
   assert.equal(fp.fingerprint({ text: 'ã\u0081\u0082ã\u0081\u0084 ã\u0081\u0086ã\u0081\u0088 ã\u0081\u008a' }).empty, false);
+});
+
+/**
+ * Whether mojibake.ts reads back every misread character of text (and it has one): a run of two
+ * or more non-ASCII characters is a run of sequences; a lone one must be punctuation or currency
+ * from U+2000, or a Latin-1 or Latin Extended character right after "Â" (U+00A0..U+00BF) or
+ * touching an ASCII letter or digit; any character beyond U+FFFF.
+ */
+function readBack(text: string): boolean {
+  const chars = [...text];
+  let any = false;
+  const alnum = (c: string | undefined): boolean => c !== undefined && /^[0-9A-Za-z]$/.test(c);
+  for (let i = 0; i < chars.length; i++) {
+    const cp = chars[i]!.codePointAt(0)!;
+    if (cp < 0x80) continue;
+    any = true;
+    const inRun = (i > 0 && chars[i - 1]!.codePointAt(0)! >= 0x80) || (i + 1 < chars.length && chars[i + 1]!.codePointAt(0)! >= 0x80);
+    if (inRun || (cp >= 0x2000 && cp <= 0x20cf) || cp >= 0x10000) continue;
+    if (cp >= 0xa0 && cp <= 0x24f && (cp <= 0xbf || alnum(chars[i - 1]) || alnum(chars[i + 1]))) continue;
+    return false;
+  }
+  return any;
+}
+
+test('mojibake of any part of a real page is read back: the same fingerprint as the page', async () => {
+  const fp = await createFingerprinter();
+  const pages = fixtureNames().map(readFixture);
+  const original = pages.map((html) => fp.fingerprint({ html }));
+  let checked = 0;
+  fc.assert(
+    fc.property(fc.nat(pages.length - 1), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.05, max: 1, noNaN: true }), fc.boolean(), (which, from, share, windows) => {
+      const html = pages[which]!;
+      const start = Math.floor(from * html.length * (1 - share));
+      const end = Math.min(html.length, start + Math.ceil(share * html.length));
+      const a = html.lastIndexOf('>', start) + 1;
+      const b = Math.max(a, html.indexOf('<', end) < 0 ? html.length : html.indexOf('<', end));
+      const part = html.slice(a, b);
+      fc.pre(readBack(part));
+      checked++;
+      const r = fp.fingerprint({ html: html.slice(0, a) + (windows ? cp1252Mojibake : latin1Mojibake)(part) + html.slice(b) });
+      const o = original[which]!;
+      assert.deepEqual([r.hi, r.lo, r.exactHi, r.exactLo], [o.hi, o.lo, o.exactHi, o.exactLo], `page ${which}, chars ${a}..${b} as ${windows ? 'cp1252' : 'latin1'}`);
+    }),
+    { numRuns: 300, seed: 11 },
+  );
+  assert.ok(checked >= 100, `only ${checked} damaged pages held mojibake to read back`);
+});
+
+test('text that is not mojibake is never "repaired": every fixture page keeps its HTML and its text', async () => {
+  const { HtmlTextExtractor } = await import('../../../src/fingerprint/html-text.js');
+  const { TextBuffer } = await import('../../../src/fingerprint/text-buffer.js');
+  const extractor = new HtmlTextExtractor('keep');
+  const text = new TextBuffer();
+  let nonAsciiPages = 0;
+  for (const name of fixtureNames()) {
+    const html = readFixture(name);
+    assert.equal(repairMojibakeString(html), undefined, name);
+    extractor.extract(html, text);
+    const before = text.units.slice(0, text.length);
+    if (before.some((u) => u >= 0x80)) nonAsciiPages++;
+    assert.equal(repairMojibake(text.units, text.length), text.length, name);
+    assert.deepEqual(text.units.slice(0, text.length), before, name);
+  }
+  assert.ok(nonAsciiPages >= 5, `only ${nonAsciiPages} fixture pages hold non-ASCII text`);
+});
+
+test('repairMojibake reads misread UTF-8 back and leaves what is not a valid sequence', () => {
+  const units = (s: string): [Uint16Array, number] => {
+    const u = new Uint16Array(s.length);
+    for (let i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+    return [u, s.length];
+  };
+  const repaired = (s: string): string => {
+    const [u, n] = units(s);
+    return String.fromCharCode(...u.subarray(0, repairMojibake(u, n)));
+  };
+  assert.equal(repaired(latin1Mojibake('café crème')), 'café crème');
+  assert.equal(repaired(cp1252Mojibake('l’été — 中文 😀 Привет')), 'l’été — 中文 😀 Привет');
+  // Real text that looks like mojibake: French puts a no-break space between "é" and "»" (a
+  // valid three-byte sequence), a quoted "ß’" or "«ÉTÉ»" holds a valid two-byte one.
+  for (const real of ['« Sécurité\u00a0»', '‘ß’ and ‘È’', '«ÉTÉ»', 'naïve ½ cup']) assert.equal(repaired(real), real);
+  // Overlong, surrogate and truncated sequences are not UTF-8: left alone.
+  assert.equal(repaired('\u00e0\u0080\u0080 \u00ed\u00a0\u0080 \u00e4\u00b8'), '\u00e0\u0080\u0080 \u00ed\u00a0\u0080 \u00e4\u00b8');
 });
