@@ -19,7 +19,7 @@ import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
 import { TokenBuffer } from './token-buffer.js';
 import { Tokenizer, type CjkMode } from './tokenizer.js';
-import { dateWordTable, loadIdfTable, stopWordTable, type IdfTable } from './word-tables.js';
+import { dateCueTable, dateWordTable, loadIdfTable, stopWordTable, type IdfTable } from './word-tables.js';
 
 export type Weighting = 'tf' | 'log-tf' | 'tfidf' | 'binary';
 
@@ -158,7 +158,7 @@ class SimhashFingerprinter implements Fingerprinter {
     private readonly idf: IdfTable | undefined,
   ) {
     this.html = new HtmlTextExtractor(options.boilerplate);
-    this.tokenizer = new Tokenizer(options.cjk, segmenter, dateWordTable());
+    this.tokenizer = new Tokenizer(options.cjk, segmenter, dateWordTable(), dateCueTable());
     this.stop = options.stopWords ? stopWordTable() : undefined;
     const n = options.shingleSize;
     this.ringA = new Int32Array(n);

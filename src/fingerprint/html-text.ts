@@ -117,6 +117,9 @@ const A_HIDDEN = nameHash('hidden');
 const A_ARIA_HIDDEN = nameHash('aria-hidden');
 const A_STYLE = nameHash('style');
 const A_HREF = nameHash('href');
+const A_REL = nameHash('rel');
+/** rel="sponsored": the link is paid (the attribute search engines ask ads and affiliate links to carry). */
+const SPONSORED_REL = /(?:^|\s)sponsored(?:\s|$)/i;
 
 const CHROME_ROLES = /^\s*(?:navigation|banner|contentinfo|complementary|search|menu|menubar|toolbar|dialog|alertdialog)\b/i;
 const CHROME_SUBSTR =
@@ -166,6 +169,8 @@ export class HtmlTextExtractor {
   private chrome = false;
   /** Set by attributes() of an <a>: it has an href (an <a> without one is a placeholder, not a link). */
   private href = false;
+  /** Set by attributes() ('remove' mode): rel names the link sponsored, so an <a> with it is an ad, chrome. */
+  private sponsored = false;
   /** 'remove' mode: the shape rule (block-shape.ts). */
   private readonly blocks: BlockShapeFilter | undefined;
   /** 'remove' mode: letter units and visible characters of all the text written (SHAPE). */
@@ -413,7 +418,7 @@ export class HtmlTextExtractor {
     const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE | F_CONTAINER)) === 0;
     j = this.attributes(html, j, collect);
     if (j < 0) return n;
-    const chrome = this.chrome;
+    const chrome = this.chrome || (this.sponsored && name === N_A);
     const selfClosing = this.selfClosing;
     this.pendingSpace = true;
     if ((flags & F_BLOCK) !== 0 && this.blocks !== undefined) this.endBlock();
@@ -471,6 +476,7 @@ export class HtmlTextExtractor {
   private attributes(html: string, j: number, collect: boolean): number {
     const n = html.length;
     this.chrome = false;
+    this.sponsored = false;
     this.selfClosing = false;
     for (;;) {
       let c = 0;
@@ -515,6 +521,7 @@ export class HtmlTextExtractor {
         }
       }
       if (collect && !this.chrome && ae - as >= 2 && ae - as <= 11) this.chrome = this.chromeAttribute(html, attr, vs, ve);
+      else if (attr === A_REL && this.remove && vs >= 0) this.sponsored = SPONSORED_REL.test(html.slice(vs, ve));
     }
   }
 

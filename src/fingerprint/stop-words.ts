@@ -41,5 +41,26 @@ export const DATE_WORDS: readonly string[] = (
   '星期一 星期二 星期三 星期四 星期五 星期六 星期日 星期天 周一 周二 周三 周四 周五 周六 周日 上午 下午 今天 昨天'
 ).split(' ');
 
+/**
+ * Words that introduce a date, a time or a counter in page metadata ("Last updated 2024-05-06",
+ * "Posted on May 6", "Mis à jour le ...", "更新于 ..."): directly before a NUM they belong to it
+ * (tokenizer.ts), so a metadata line added to a page adds no word of its own. Function words are
+ * here only for the phrases they complete ("on", "le", "am" before a date).
+ */
+export const DATE_CUE_WORDS: readonly string[] = [
+  'last updated modified posted published edited created revised changed released on at',
+  'mis à jour le publié modifié créé',
+  'zuletzt aktualisiert geändert veröffentlicht erstellt am',
+  'última actualización actualizado publicado modificado creado el',
+  'aggiornato pubblicato modificato creato il',
+  'atualizado criado em',
+  'bijgewerkt gepubliceerd op',
+  'zaktualizowano opublikowano',
+  'обновлено опубликовано изменено создано',
+  '更新 更新于 发布 发布于 发表于 于 最后 最后更新 投稿 公開 更新日',
+]
+  .join(' ')
+  .split(' ');
+
 /** Han characters that, directly after a digit, are part of a date or time (2024年5月6日 10点30分). */
 export const CJK_DATE_SUFFIXES = '年月日号时点分秒';

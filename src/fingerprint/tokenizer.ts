@@ -61,7 +61,17 @@ export const NUM_B = scratch[1]! | 0;
 const DATE_SUFFIX = new Uint8Array(65536);
 for (let i = 0; i < CJK_DATE_SUFFIXES.length; i++) DATE_SUFFIX[CJK_DATE_SUFFIXES.charCodeAt(i)] = 1;
 
-/** End (exclusive) of the Han run starting at i (Han code units and astral Han pairs). */
+/** The index after the invisible characters (IGNORE: bidi marks, soft hyphens, ZWJ, BOM, NUL) from i. */
+function skipIgnorable(text: Uint16Array, i: number, n: number): number {
+  while (i < n && CLASS[text[i]!] === IGNORE) i++;
+  return i;
+}
+
+/**
+ * End (exclusive) of the Han run starting at i (Han code units and astral Han pairs). Invisible
+ * characters between two Han characters are inside the run, as they are inside a word: a bidi
+ * mark in "提过\u200f的" must not cut the text the segmenter sees (the run's readers skip them).
+ */
 function hanRunEnd(text: Uint16Array, i: number, n: number): number {
   while (i < n) {
     const c = text[i]!;
@@ -71,13 +81,26 @@ function hanRunEnd(text: Uint16Array, i: number, n: number): number {
       const d = text[i + 1]!;
       if (d < 0xdc00 || d > 0xdfff || !isAstralHan(((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000)) break;
       i += 2;
+    } else if (cls === IGNORE) {
+      const j = skipIgnorable(text, i, n);
+      if (j < n && isHanStart(text, j, n, text[j]!)) i = j;
+      else break;
     } else break;
   }
   return i;
 }
 
+/** End (exclusive) of the kana run starting at i; invisible characters between kana are inside it. */
 function kanaRunEnd(text: Uint16Array, i: number, n: number): number {
-  while (i < n && CLASS[text[i]!] === KANA) i++;
+  while (i < n) {
+    const cls = CLASS[text[i]!];
+    if (cls === KANA) i++;
+    else if (cls === IGNORE) {
+      const j = skipIgnorable(text, i, n);
+      if (j < n && CLASS[text[j]!] === KANA) i = j;
+      else break;
+    } else break;
+  }
   return i;
 }
 
@@ -227,6 +250,8 @@ export class Tokenizer {
     private readonly cjk: CjkMode,
     private readonly segmenter: CjkSegmenter | undefined,
     private readonly dateWords: StaticTable64,
+    /** Words that introduce a date, time or counter (DATE_CUE_WORDS); none when undefined. */
+    private readonly dateCues?: StaticTable64,
   ) {}
 
   /** Tokenizes text[0..n) into out. */
@@ -344,8 +369,7 @@ export class Tokenizer {
         if (s < e) {
           const units = runs.reserve(e - s + 1);
           if (runs.length > 0) units[runs.length++] = 0x0a;
-          units.set(text.subarray(s, e), runs.length);
-          runs.length += e - s;
+          for (let k = s; k < e; k++) if (CLASS[text[k]!] !== IGNORE) units[runs.length++] = text[k]!;
         }
         i = e;
       } else i++;
@@ -389,7 +413,22 @@ export class Tokenizer {
   }
 
   private emitNum(out: TokenBuffer): void {
-    if (this.last !== LAST_NUM) out.push(NUM_A, NUM_B, 1);
+    if (this.last !== LAST_NUM) {
+      // "Last updated 2024-05-06", "Posted on May 6": the words that introduce it belong to the
+      // NUM (at most four of them), and a NUM before them ("5 comments · Last updated ...") takes
+      // this one in.
+      const cues = this.dateCues;
+      if (cues !== undefined) {
+        let popped = 0;
+        for (let t = out.length - 1; popped < 4 && t >= 0 && out.num[t] === 0 && cues.get(out.a[t]!, out.b[t]!, 0) === 1; t--) popped++;
+        out.length -= popped;
+        if (popped > 0 && out.length > 0 && out.num[out.length - 1] === 1) {
+          this.last = LAST_NUM;
+          return;
+        }
+      }
+      out.push(NUM_A, NUM_B, 1);
+    }
     this.last = LAST_NUM;
   }
 
@@ -417,29 +456,40 @@ export class Tokenizer {
     return pi;
   }
 
+  /** The run text[s..e) as one token (its invisible characters skipped). */
   private emitRun(out: TokenBuffer, text: Uint16Array, s: number, e: number): void {
     let a = TOKEN_SEED_A;
     let b = TOKEN_SEED_B;
+    let len = 0;
     for (let k = s; k < e; k++) {
       const c = text[k]!;
+      if (CLASS[c] === IGNORE) continue;
       a = mix(a, c);
       b = mix(b, c);
+      len++;
     }
-    out.push(fmix(a ^ (e - s)) | 0, fmix(b ^ (e - s)) | 0, 0);
+    out.push(fmix(a ^ len) | 0, fmix(b ^ len) | 0, 0);
     this.last = LAST_WORD;
   }
 
+  /** The overlapping character bigrams of the run text[s..e) (its invisible characters skipped); one token for one character. */
   private emitBigrams(out: TokenBuffer, text: Uint16Array, s: number, e: number): void {
-    if (e - s === 1) {
+    let prev = -1;
+    let pairs = 0;
+    for (let k = s; k < e; k++) {
+      const d = text[k]!;
+      if (CLASS[d] === IGNORE) continue;
+      if (prev >= 0) {
+        const a = fmix(mix(mix(TOKEN_SEED_A, prev), d) ^ 2) | 0;
+        const b = fmix(mix(mix(TOKEN_SEED_B, prev), d) ^ 2) | 0;
+        out.push(a, b, 0);
+        pairs++;
+      }
+      prev = d;
+    }
+    if (pairs === 0) {
       this.emitRun(out, text, s, e);
       return;
-    }
-    for (let k = s; k + 1 < e; k++) {
-      const c = text[k]!;
-      const d = text[k + 1]!;
-      const a = fmix(mix(mix(TOKEN_SEED_A, c), d) ^ 2) | 0;
-      const b = fmix(mix(mix(TOKEN_SEED_B, c), d) ^ 2) | 0;
-      out.push(a, b, 0);
     }
     this.last = LAST_WORD;
   }

@@ -5,7 +5,7 @@
 import { loadJiebaIdfText } from './cjk-segmenter.js';
 import { hashUnits } from './feature-hash.js';
 import { StaticTable64 } from './hash-table-64.js';
-import { CHINESE_STOP_WORDS, DATE_WORDS, ENGLISH_STOP_WORDS } from './stop-words.js';
+import { CHINESE_STOP_WORDS, DATE_CUE_WORDS, DATE_WORDS, ENGLISH_STOP_WORDS } from './stop-words.js';
 
 function tableOf(words: readonly string[]): StaticTable64 {
   const table = new StaticTable64(words.length);
@@ -28,6 +28,14 @@ export function stopWordTable(): StaticTable64 {
 export function dateWordTable(): StaticTable64 {
   dateWords ??= tableOf(DATE_WORDS);
   return dateWords;
+}
+
+let dateCues: StaticTable64 | undefined;
+
+/** DATE_CUE_WORDS, for the tokenizer. */
+export function dateCueTable(): StaticTable64 {
+  dateCues ??= tableOf(DATE_CUE_WORDS);
+  return dateCues;
 }
 
 export interface IdfTable {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { loadJiebaSegmenter } from '../../../src/fingerprint/cjk-segmenter.js';
 import { hashUnits } from '../../../src/fingerprint/feature-hash.js';
 import { createFingerprinter, hammingDistance } from '../../../src/fingerprint/index.js';
@@ -93,5 +94,36 @@ describe('Chinese segmentation', () => {
     const b = tf.fingerprint({ text: NEWS });
     assert.equal(a.features, b.features);
     assert.notDeepEqual([a.hi, a.lo], [b.hi, b.lo]);
+  });
+});
+
+describe('invisible characters inside CJK text', () => {
+  it('bidi marks, soft hyphens, joiners, a BOM or a NUL between two CJK characters of a real page leave its fingerprint as it was', async () => {
+    // Inside a Latin word they never cut it; inside a Han or kana run they must not cut the run
+    // the segmenter (or the bigrams) sees either. Every cjk mode, on the Chinese fixture pages and
+    // on Japanese text.
+    const invisible = fc.constantFrom('\u200e', '\u200f', '\u202a', '\u202c', '\u202e', '\u2066', '\u2069', '\ufeff', '\u00ad', '\u200d', '\u0000');
+    const japanese = '<p>この文書は、システムの設定方法について説明します。ひらがなとカタカナの混じった文章でも、同じように扱われます。</p>';
+    const pages = [...['debref-apa.zh-cn.html', 'debref-ch08.zh-cn.html', 'debref-pr01.zh-cn.html'].map(readFixture), japanese];
+    const cjk = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2}/g;
+    for (const mode of ['jieba', 'bigram', 'off'] as const) {
+      const fp = await createFingerprinter({ cjk: mode });
+      const original = pages.map((html) => fp.fingerprint({ html }));
+      fc.assert(
+        fc.property(fc.nat(pages.length - 1), fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), invisible), { minLength: 1, maxLength: 8 }), (which, marks) => {
+          const html = pages[which]!;
+          const pairs = [...html.matchAll(cjk)].map((m) => m.index + 1);
+          const at = [...new Set(marks.map(([where, mark]) => `${pairs[Math.floor(where * pairs.length)]!}:${mark}`))]
+            .map((k) => [Number(k.slice(0, k.indexOf(':'))), k.slice(k.indexOf(':') + 1)] as const)
+            .sort((x, y) => y[0] - x[0]);
+          let damaged = html;
+          for (const [i, mark] of at) damaged = damaged.slice(0, i) + mark + damaged.slice(i);
+          const r = fp.fingerprint({ html: damaged });
+          const o = original[which]!;
+          assert.deepEqual([r.hi, r.lo, r.exactHi, r.exactLo], [o.hi, o.lo, o.exactHi, o.exactLo], `${mode}, page ${which}`);
+        }),
+        { numRuns: 60, seed: 8 },
+      );
+    }
   });
 });

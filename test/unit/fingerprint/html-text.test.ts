@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { createFingerprinter } from '../../../src/fingerprint/index.js';
 import { fixtureNames, readFixture } from './fixtures.js';
 import { oracleText, scannerText } from './html-oracle.js';
 
@@ -63,6 +64,30 @@ describe('HTML scanner: defects found on real pages', () => {
         assert.equal(scannerText(damaged), scannerText(html));
       }),
       { numRuns: 60, seed: 3 },
+    );
+  });
+});
+
+describe('HTML scanner: paid links are chrome', () => {
+  it('a link marked rel="sponsored", anywhere in the text of a real page, leaves its fingerprint as it was', async () => {
+    // Inside a paragraph the link is no block of its own, so the shape rule cannot see it: only
+    // the mark the ad carries can.
+    const fp = await createFingerprinter();
+    const pages = fixtureNames().map(readFixture);
+    const original = pages.map((html) => fp.fingerprint({ html }));
+    const ad = fc.tuple(fc.constantFrom('sponsored', 'nofollow sponsored', 'Sponsored noopener'), fc.constantFrom('Northwind Cloud: mechanical keyboards, save up to 60% today', 'CloudNimbus, a password manager: first month free', 'Get the deal'));
+    fc.assert(
+      fc.property(fc.nat(pages.length - 1), fc.double({ min: 0, max: 1, noNaN: true }), ad, (which, where, [rel, text]) => {
+        const html = pages[which]!;
+        // A space between two words of a paragraph's text.
+        const spaces = [...html.matchAll(/<p\b[^>]*>[^<]*?[a-z] [a-z]/g)].map((m) => m.index + m[0].length - 2);
+        fc.pre(spaces.length > 0);
+        const at = spaces[Math.floor(where * spaces.length)]!;
+        const r = fp.fingerprint({ html: `${html.slice(0, at)} <a href="https://ads.example/c?x=1" rel="${rel}">${text}</a>${html.slice(at)}` });
+        const o = original[which]!;
+        assert.deepEqual([r.hi, r.lo, r.exactHi, r.exactLo], [o.hi, o.lo, o.exactHi, o.exactLo]);
+      }),
+      { numRuns: 100, seed: 4 },
     );
   });
 });

@@ -97,4 +97,31 @@ describe('numbers', () => {
       { numRuns: 300, seed: 5 },
     );
   });
+
+  it('a metadata line (counters, and a date with the words that introduce it) is one NUM, in any of its languages', () => {
+    const texts = fixtureNames().map((name) => readFixture(name).replace(/<(script|style)[^]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' '));
+    const dates = fc.date({ min: new Date('1990-01-01'), max: new Date('2030-12-31'), noInvalidDate: true });
+    const item = fc.oneof(
+      fc.tuple(fc.nat(10_000_000), fc.constantFrom('views', 'comments', 'Kommentare', 'commentaires', 'просмотров')).map(([n, w]) => `${n.toLocaleString('en-US')} ${w}`),
+      fc.tuple(dates, fc.nat(6)).map(([d, style]) => {
+        const iso = d.toISOString().slice(0, 10);
+        const long = d.toLocaleDateString('en-US', { dateStyle: 'long', timeZone: 'UTC' });
+        const dotted = `${String(d.getUTCDate()).padStart(2, '0')}.${String(d.getUTCMonth() + 1).padStart(2, '0')}.${d.getUTCFullYear()}`;
+        const zh = `${d.getUTCFullYear()}年${d.getUTCMonth() + 1}月${d.getUTCDate()}日`;
+        return [`Last updated ${iso}`, `Posted on ${long}`, `Mis à jour le ${iso}`, `Zuletzt aktualisiert am ${dotted}`, `Publicado el ${iso}`, `更新于${zh}`, `Updated ${iso}`][style]!;
+      }),
+    );
+    const line = fc.array(item, { minLength: 1, maxLength: 3 }).map((items) => items.join(' · '));
+    fc.assert(
+      fc.property(fc.nat(texts.length - 1), fc.double({ min: 0, max: 1, noNaN: true }), line, line, (which, where, a, b) => {
+        const text = texts[which]!;
+        const at = text.indexOf(' ', Math.floor(where * text.length));
+        const cut = at < 0 ? text.length : at;
+        const x = fp.fingerprint({ text: `${text.slice(0, cut)} ${a} ${text.slice(cut)}` });
+        const y = fp.fingerprint({ text: `${text.slice(0, cut)} ${b} ${text.slice(cut)}` });
+        assert.deepEqual([x.hi, x.lo, x.exactHi, x.exactLo], [y.hi, y.lo, y.exactHi, y.exactLo], `${a} vs ${b}`);
+      }),
+      { numRuns: 300, seed: 9 },
+    );
+  });
 });
