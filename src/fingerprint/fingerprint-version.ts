@@ -19,7 +19,7 @@
 import type { FeatureOptions } from './fingerprinter.js';
 
 /** Bumped with every change of the golden vectors. */
-export const FINGERPRINT_DEFINITION = 9;
+export const FINGERPRINT_DEFINITION = 10;
 
 /** Bumped with every change of the feature sketch (feature-sketch.ts), which a second stage stores per page. */
 export const SKETCH_DEFINITION = 1;

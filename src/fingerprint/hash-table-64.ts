@@ -70,7 +70,7 @@ export class FeatureCounter {
   private keyB = new Int32Array(0);
   private stamp = new Uint32Array(0);
   private gen = 1;
-  /** Per-entry count and extra value (IDF), indexed by entry number (insertion order). */
+  /** Per-entry count and weight factor (the number weight, times the IDF for tfidf), indexed by entry number (insertion order). */
   countOf = new Uint32Array(0);
   extraOf = new Float64Array(0);
   /** Entry number -> slot, and the hashes per entry for iteration. */

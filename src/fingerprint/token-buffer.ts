@@ -1,4 +1,11 @@
-/** A growable struct-of-arrays of tokens: 64-bit hash lanes and a NUM flag. Reused across pages. */
+/** What a token is (TokenBuffer.num). */
+export const TOKEN_WORD = 0;
+/** NUM: a date, a time or a counter, one token for all of them. */
+export const TOKEN_NUM = 1;
+/** A number that is content: a version, a quantity, an identifier with digits ("1.5.11", "Foo2"). */
+export const TOKEN_NUMBER = 2;
+
+/** A growable struct-of-arrays of tokens: 64-bit hash lanes and the token's kind (TOKEN_*). Reused across pages. */
 export class TokenBuffer {
   a: Int32Array;
   b: Int32Array;

@@ -48,7 +48,7 @@ function continuesMisreadUtf8(text: Uint16Array, i: number): boolean {
   }
   return false;
 }
-import type { TokenBuffer } from './token-buffer.js';
+import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_WORD, type TokenBuffer } from './token-buffer.js';
 
 export type CjkMode = 'jieba' | 'bigram' | 'off';
 
@@ -388,7 +388,7 @@ export class Tokenizer {
         return;
       }
       if (this.dateWords.get(a, b, 0) !== 1) {
-        out.push(a, b, 0);
+        out.push(a, b, TOKEN_WORD);
         this.last = LAST_WORD;
         return;
       }
@@ -408,7 +408,7 @@ export class Tokenizer {
       return;
     }
     this.beforeNumber = this.last;
-    out.push(a, b, 0);
+    out.push(a, b, TOKEN_NUMBER);
     this.last = LAST_NUMBER;
   }
 
@@ -420,14 +420,14 @@ export class Tokenizer {
       const cues = this.dateCues;
       if (cues !== undefined) {
         let popped = 0;
-        for (let t = out.length - 1; popped < 4 && t >= 0 && out.num[t] === 0 && cues.get(out.a[t]!, out.b[t]!, 0) === 1; t--) popped++;
+        for (let t = out.length - 1; popped < 4 && t >= 0 && out.num[t] === TOKEN_WORD && cues.get(out.a[t]!, out.b[t]!, 0) === 1; t--) popped++;
         out.length -= popped;
-        if (popped > 0 && out.length > 0 && out.num[out.length - 1] === 1) {
+        if (popped > 0 && out.length > 0 && out.num[out.length - 1] === TOKEN_NUM) {
           this.last = LAST_NUM;
           return;
         }
       }
-      out.push(NUM_A, NUM_B, 1);
+      out.push(NUM_A, NUM_B, TOKEN_NUM);
     }
     this.last = LAST_NUM;
   }
@@ -449,7 +449,7 @@ export class Tokenizer {
         this.emitNum(out);
       }
       else {
-        out.push(a, b, 0);
+        out.push(a, b, TOKEN_WORD);
         this.last = LAST_WORD;
       }
     }
@@ -482,7 +482,7 @@ export class Tokenizer {
       if (prev >= 0) {
         const a = fmix(mix(mix(TOKEN_SEED_A, prev), d) ^ 2) | 0;
         const b = fmix(mix(mix(TOKEN_SEED_B, prev), d) ^ 2) | 0;
-        out.push(a, b, 0);
+        out.push(a, b, TOKEN_WORD);
         pairs++;
       }
       prev = d;
