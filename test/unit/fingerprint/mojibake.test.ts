@@ -24,17 +24,25 @@ function cp1252Mojibake(text: string): string {
   return latin1Mojibake(text).replace(/[\u0080-\u009f]/g, (c) => CP1252[c.charCodeAt(0) - 0x80]!);
 }
 
+/**
+ * About `share` of html starting near `from` (both 0..1), widened to tag boundaries so that damage
+ * applied to it hits text, as a mis-decoded body does: [start, end).
+ */
+function textSpan(html: string, from: number, share: number): [number, number] {
+  const start = Math.floor(from * html.length * (1 - share));
+  const end = Math.min(html.length, start + Math.ceil(share * html.length));
+  const a = html.lastIndexOf('>', start) + 1;
+  const next = html.indexOf('<', end);
+  return [a, Math.max(a, next < 0 ? html.length : next)];
+}
+
 test('mojibake of any part of a real page (Latin-1 or Windows-1252) is fingerprinted, never empty', async () => {
   const fp = await createFingerprinter();
   const pages = fixtureNames().map(readFixture);
   fc.assert(
     fc.property(fc.nat(pages.length - 1), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.2, max: 1, noNaN: true }), fc.boolean(), (which, from, share, windows) => {
       const html = pages[which]!;
-      const start = Math.floor(from * html.length * (1 - share));
-      const end = Math.min(html.length, start + Math.ceil(share * html.length));
-      // Cut at tag boundaries so the damage hits text, as a mis-decoded body does.
-      const a = html.lastIndexOf('>', start) + 1;
-      const b = Math.max(a, html.indexOf('<', end) < 0 ? html.length : html.indexOf('<', end));
+      const [a, b] = textSpan(html, from, share);
       const damaged = html.slice(0, a) + (windows ? cp1252Mojibake : latin1Mojibake)(html.slice(a, b)) + html.slice(b);
       const r = fp.fingerprint({ html: damaged });
       assert.equal(r.empty, false, `page ${which}, chars ${a}..${b} as ${windows ? 'cp1252' : 'latin1'}`);
@@ -81,10 +89,7 @@ test('mojibake of any part of a real page is read back: the same fingerprint as 
   fc.assert(
     fc.property(fc.nat(pages.length - 1), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.05, max: 1, noNaN: true }), fc.boolean(), (which, from, share, windows) => {
       const html = pages[which]!;
-      const start = Math.floor(from * html.length * (1 - share));
-      const end = Math.min(html.length, start + Math.ceil(share * html.length));
-      const a = html.lastIndexOf('>', start) + 1;
-      const b = Math.max(a, html.indexOf('<', end) < 0 ? html.length : html.indexOf('<', end));
+      const [a, b] = textSpan(html, from, share);
       const part = html.slice(a, b);
       fc.pre(readBack(part));
       checked++;
