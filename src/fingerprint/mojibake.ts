@@ -66,8 +66,9 @@ function isAsciiAlnum(u: number): boolean {
  * which reads as a three-byte sequence). Mojibake comes in runs, one sequence after another,
  * when a whole word is not ASCII ("ä¸­æ–‡" for "中文", "ÐŸÑ€Ð¸" for "При"); a lone sequence
  * is taken only where nothing else is likely: punctuation or currency from U+2000 ("â€™" for
- * "’"), a four-byte sequence (an emoji: no real text has "ð" before three such symbols), or a Latin-1 or Latin Extended letter inside an ASCII word ("cafÃ©") or after "Â"
- * ("Â©", "Â«"), which real text does not write.
+ * "’"), a four-byte sequence (an emoji: no real text has "ð" before three such symbols), or a
+ * Latin-1 or Latin Extended letter inside an ASCII word ("cafÃ©") or after "Â" ("Â©", "Â«"),
+ * which real text does not write.
  */
 function isMisread(units: Uint16Array, i: number, len: number, n: number, cp: number, afterSequence: boolean): boolean {
   if (afterSequence || (i + len < n && sequenceAt(units, i + len, n) > 0)) return true;
