@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The product's second stage (DEDUP_SECOND_STAGE_RADIUS, src/dedup/decider.ts) through the batch
-# CLI on the harness corpus: one run per radius at one similarity threshold, scored like the
-# defaults. Needs the corpus of `bash eval/run.sh` in eval/.cache. Writes
-# eval/results/cli-second-stage.json. Usage: bash eval/second-stage.sh [radii] [similarity]
+# CLI on the harness corpus: one run per radius (radius+bands adds DEDUP_SECOND_STAGE_BANDS) at one
+# similarity threshold, scored like the defaults. Needs the corpus of `bash eval/run.sh` in
+# eval/.cache. Writes eval/results/cli-second-stage.json.
+# Usage: bash eval/second-stage.sh [radii, e.g. 0,4,6,4+7] [similarity]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CACHE=eval/.cache
-RADII=${1:-0,4,5,6,8}
+RADII=${1:-0,4,5,6,8,4+7}
 SIMILARITY=${2:-0.85}
 if [[ ! -f $CACHE/pages.jsonl ]]; then
   echo "eval/second-stage.sh: no corpus in $CACHE; run bash eval/run.sh first" >&2
@@ -14,15 +15,18 @@ if [[ ! -f $CACHE/pages.jsonl ]]; then
 fi
 npx tsc -p tsconfig.json
 runs=()
-for radius in ${RADII//,/ }; do
+for run in ${RADII//,/ }; do
+  radius=${run%%+*}
+  bands=0
+  [[ $run == *+* ]] && bands=${run#*+}
   started=$EPOCHREALTIME
-  DEDUP_SECOND_STAGE_RADIUS=$radius DEDUP_SECOND_STAGE_SIMILARITY=$SIMILARITY \
-    node dist/src/cli/main.js batch < "$CACHE/pages.jsonl" > "$CACHE/verdicts-second-stage-$radius.jsonl"
+  DEDUP_SECOND_STAGE_RADIUS=$radius DEDUP_SECOND_STAGE_BANDS=$bands DEDUP_SECOND_STAGE_SIMILARITY=$SIMILARITY \
+    node dist/src/cli/main.js batch < "$CACHE/pages.jsonl" > "$CACHE/verdicts-second-stage-$run.jsonl"
   seconds=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
-  node dist/eval/score-verdicts.js --verdicts "$CACHE/verdicts-second-stage-$radius.jsonl" --labels "$CACHE/labels.jsonl" \
-    --out "$CACHE/second-stage-$radius.json" --seconds "$seconds" \
-    --command "DEDUP_SECOND_STAGE_RADIUS=$radius DEDUP_SECOND_STAGE_SIMILARITY=$SIMILARITY node dist/src/cli/main.js batch < $CACHE/pages.jsonl"
-  runs+=("$CACHE/second-stage-$radius.json")
+  node dist/eval/score-verdicts.js --verdicts "$CACHE/verdicts-second-stage-$run.jsonl" --labels "$CACHE/labels.jsonl" \
+    --out "$CACHE/second-stage-$run.json" --seconds "$seconds" \
+    --command "DEDUP_SECOND_STAGE_RADIUS=$radius DEDUP_SECOND_STAGE_BANDS=$bands DEDUP_SECOND_STAGE_SIMILARITY=$SIMILARITY node dist/src/cli/main.js batch < $CACHE/pages.jsonl"
+  runs+=("$CACHE/second-stage-$run.json")
 done
 node -e '
 const fs = require("node:fs");
@@ -36,5 +40,5 @@ for (const r of runs) {
     const s = r.scores.byKind[k];
     return `${k} ${(100 * (k === "hard-negative" ? s.falsePositives / s.pages : s.recall)).toFixed(1)}%`;
   });
-  console.log(`${r.command.split(" ")[0]}: P ${o.precision.toFixed(3)} R ${o.recall.toFixed(3)} F1 ${o.f1.toFixed(3)}, substantive edits called duplicate ${(100 * o.duplicateRateSubstantive).toFixed(1)}%; ${byKind.join(", ")}; ${r.seconds} s`);
+  console.log(`${r.command.split(" ").slice(0, 2).join(" ")}: P ${o.precision.toFixed(3)} R ${o.recall.toFixed(3)} F1 ${o.f1.toFixed(3)}, substantive edits called duplicate ${(100 * o.duplicateRateSubstantive).toFixed(1)}%; ${byKind.join(", ")}; ${r.seconds} s`);
 }' "$SIMILARITY" "${runs[@]}"

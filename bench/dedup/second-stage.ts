@@ -1,7 +1,8 @@
 /**
- * What the second stage (DEDUP_SECOND_STAGE_RADIUS) costs the decider: time
- * per decision (probe, sketch checks, insert) and bytes per page held (index
- * tables + page store + sketches), against the first stage alone, with the
+ * What the second stage (DEDUP_SECOND_STAGE_RADIUS, and DEDUP_SECOND_STAGE_BANDS
+ * written radius+bands) costs the decider: time per decision (probe, band
+ * candidates, sketch checks, insert) and bytes per page held (index tables +
+ * page store + sketches + bands), against the first stage alone, with the
  * table plan the product's planner picks for each radius at this size.
  *
  * The stream: N pages, 80% with random fingerprints and sketches, 20% copies
@@ -9,7 +10,7 @@
  * (near-duplicates, within and beyond k). Decisions are timed after the index
  * holds N pages, over 50,000 more.
  *
- *   npx tsc -p tsconfig.json && node dist/bench/dedup/second-stage.js [pages=1000000] [radii=0,4,5,6]
+ *   npx tsc -p tsconfig.json && node dist/bench/dedup/second-stage.js [pages=1000000] [radii=0,4,5,6,4+7]
  *
  * Prints one JSON object and writes bench/results/second-stage.json.
  */
@@ -22,7 +23,7 @@ import { SKETCH_BINS } from '../../src/fingerprint/index.js';
 import type { DecisionInput } from '../../src/dedup/decider.js';
 
 const pages = Number(process.argv[2] ?? 1_000_000);
-const radii = (process.argv[3] ?? '0,4,5,6').split(',').map(Number);
+const radii = (process.argv[3] ?? '0,4,5,6,4+7').split(',').map((r) => r.split('+').map(Number) as [number, number?]);
 const TIMED = 50_000;
 
 let seed = 0x9e3779b9;
@@ -54,8 +55,8 @@ function makeStream(n: number): DecisionInput[] {
 
 const stream = makeStream(pages + TIMED);
 const results = [];
-for (const radius of radii) {
-  const config = loadConfig({ DEDUP_SECOND_STAGE_RADIUS: String(radius), DEDUP_EXPECTED_FINGERPRINTS: String(pages) });
+for (const [radius, bands = 0] of radii) {
+  const config = loadConfig({ DEDUP_SECOND_STAGE_RADIUS: String(radius), DEDUP_SECOND_STAGE_BANDS: String(bands), DEDUP_EXPECTED_FINGERPRINTS: String(pages) });
   const plan = planFromConfig(config);
   const decider = createDecider(config, plan);
   const fill = stream.slice(0, pages);
@@ -75,6 +76,7 @@ for (const radius of radii) {
   const micros = Number(process.hrtime.bigint() - started) / 1e3 / TIMED;
   const row = {
     radius: radius === 0 ? null : radius,
+    bands,
     tables: plan.tables.length,
     blockWidths: plan.blockWidths.join(','),
     microsPerDecision: Number(micros.toFixed(2)),

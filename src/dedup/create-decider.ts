@@ -15,11 +15,12 @@ import { PageStore, pageStoreBytesPerPage } from './page-store.js';
  * dedup_index_bytes reports and the capacity alert watches), so the planner
  * gets the budget minus the page store's share.
  */
-export function planFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadius' | 'tableBlocks' | 'expectedFingerprints' | 'memoryBudgetBytes'>): TablePlan {
+export function planFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadius' | 'tableBlocks' | 'expectedFingerprints' | 'memoryBudgetBytes'> & Partial<Pick<DedupConfig, 'secondStageBands'>>): TablePlan {
   // The tables must answer the widest probe: the second stage's radius when it is on.
   const k = Math.max(config.k, config.secondStageRadius);
   if (config.tableBlocks) return planFromBlocks(k, [...config.tableBlocks]);
-  const perPage = pageStoreBytesPerPage() + (config.secondStageRadius > 0 ? SKETCH_BINS : 0);
+  // Sketch bands (sketch-bands.ts): 16 to 32 bytes per band and page; the planner counts the middle.
+  const perPage = pageStoreBytesPerPage() + (config.secondStageRadius > 0 ? SKETCH_BINS + 24 * (config.secondStageBands ?? 0) : 0);
   const indexBudget = config.memoryBudgetBytes - config.expectedFingerprints * perPage;
   if (config.memoryBudgetBytes > 0 && indexBudget <= 0) {
     throw new DedupError('PLAN_INVALID', `memoryBudgetBytes=${config.memoryBudgetBytes} does not even hold the page store of ${config.expectedFingerprints} pages (${perPage} B each)`);
@@ -44,8 +45,8 @@ export function createDecider(config: DedupConfig, plan: TablePlan, state?: { in
 }
 
 /** The second stage's settings, or null when it is off. */
-export function secondStageFromConfig(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageSimilarity'>): SecondStage | null {
-  return config.secondStageRadius > 0 ? { radius: config.secondStageRadius, minSimilarity: config.secondStageSimilarity } : null;
+export function secondStageFromConfig(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageSimilarity' | 'secondStageBands'>): SecondStage | null {
+  return config.secondStageRadius > 0 ? { radius: config.secondStageRadius, minSimilarity: config.secondStageSimilarity, bands: config.secondStageBands } : null;
 }
 
 /** Feature options from config; zero / 'default' keep the fingerprinter's defaults. */

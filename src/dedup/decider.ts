@@ -32,7 +32,7 @@
  * by the same limits; a page id redelivered after its eviction is decided
  * again as a new page.
  */
-import { FingerprintIndex, createQueryResult, type QueryResult } from '../index/index.js';
+import { FingerprintIndex, createQueryResult, pushResult, type QueryResult } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
 import { SKETCH_BINS, confirmingBins } from '../fingerprint/feature-sketch.js';
@@ -98,6 +98,36 @@ export interface SecondStage {
   readonly radius: number;
   /** Least estimated Jaccard similarity of the two feature sketches to confirm one. */
   readonly minSimilarity: number;
+  /**
+   * Also take as candidates the pages that share a band of their sketch (sketch-bands.ts), at any
+   * simhash distance: this many bands of 64/bands bins; 0 or absent = none.
+   */
+  readonly bands?: number;
+}
+
+/**
+ * Appends to `hits` the pages held in `store` that share a sketch band with `sketch` and lie
+ * beyond `radius` bits (those within it the table probe found already), with their distance.
+ * The single index and every shard call it alike, so both answer alike.
+ */
+export function addBandCandidates(store: PageStore, index: FingerprintIndex, hi: number, lo: number, sketch: Uint8Array | null | undefined, radius: number, hits: QueryResult, fp: Uint32Array): void {
+  const bands = store.bands;
+  if (bands === null || sketch == null) return;
+  const n = bands.candidates(sketch);
+  const found = bands.found;
+  for (let i = 0; i < n; i++) {
+    const ref = found[i]!;
+    if (!store.holds(ref) || !index.fingerprintOf(ref, fp)) continue;
+    const distance = popcount32(fp[0]! ^ hi) + popcount32(fp[1]! ^ lo);
+    if (distance > radius) pushResult(hits, ref, distance);
+  }
+}
+
+function popcount32(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
 }
 
 /** The second stage of one probe, for closestRecorded: hits beyond k need this sketch's agreement. */
@@ -148,7 +178,7 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
     // Second stage: only once no first-stage match is known (one is always closer), and only on sketch agreement.
     if (check !== null && distance > check.k) {
       if (out.distance <= check.k || distance > out.distance) continue;
-      if (store.equalSketchBins(ref, check.sketch) < check.minEqualBins) {
+      if (store.equalSketchBins(ref, check.sketch) < check.minEqualBins || !store.sameNumbers(ref, check.sketch)) {
         check.rejected++;
         continue;
       }
@@ -200,6 +230,7 @@ export class Decider {
       if (!(stage.minSimilarity >= 0 && stage.minSimilarity <= 1)) throw new RangeError(`second-stage similarity ${stage.minSimilarity} is outside 0..1`);
       if (this.store.sketchBytes !== SKETCH_BINS) throw new RangeError(`the second stage needs a page store keeping ${SKETCH_BINS}-byte sketches`);
       this.check = createSketchCheck(this.k, stage);
+      this.store.useBands(stage.bands ?? 0);
     }
     // A restored state: rebuild the fetch-time minima from what is held.
     this.lowHeld = this.store.lowRef;
@@ -214,6 +245,7 @@ export class Decider {
     const hits = this.hits;
     this.index.query(page.hi, page.lo, this.radius, hits);
     const store = this.store;
+    addBandCandidates(store, this.index, page.hi, page.lo, page.sketch, this.radius, hits, this.fp);
     const check = this.check;
     if (check !== null) loadSketch(check, page.sketch);
     closestRecorded(hits, store, page.short, Infinity, this.closest, -Infinity, check);

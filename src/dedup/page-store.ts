@@ -29,7 +29,8 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { equalBins } from '../fingerprint/feature-sketch.js';
+import { MINHASH_BINS, SKETCH_BINS, equalBins, sameNumbers } from '../fingerprint/feature-sketch.js';
+import { SketchBands } from './sketch-bands.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
 import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from '../index/index.js';
@@ -90,6 +91,8 @@ export class PageStore {
   private sequences: Float64Array;
   /** Per-ref feature sketches (sketchBytes each) for the second stage; empty when it is off. */
   private sketches: Uint8Array;
+  /** Bands over the sketches held (useBands), or null. */
+  private bandIndex: SketchBands | null = null;
   private nextSeq = 0;
   /** One past the highest ref recorded. */
   private refLimit = 0;
@@ -150,7 +153,8 @@ export class PageStore {
       this.ids.byteLength +
       this.bytes.byteLength + this.entryStart.byteLength +
       this.ownEntry.byteLength + this.dupEntry.byteLength + this.distances.byteLength +
-      this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength + this.sketches.byteLength
+      this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength + this.sketches.byteLength +
+      (this.bandIndex?.byteLength ?? 0)
     );
   }
 
@@ -254,12 +258,49 @@ export class PageStore {
     else {
       if (sketch.length !== b) throw new DedupError('INDEX_LIMIT', `a feature sketch is ${b} bytes, not ${sketch.length}`);
       this.sketches.set(sketch, at);
+      // An unknown sketch (zeros) is in no band: it would share every band with every other.
+      if (this.bandIndex !== null) this.bandIndex.add(ref, sketch, this.base, this.heldSketch);
     }
   }
+
+  /**
+   * Keeps the sketches of the pages held in `bands` bands (sketch-bands.ts), for the second
+   * stage's candidates beyond the simhash radius; 0 = none. Builds them from the sketches held
+   * (a loaded snapshot's, say), so it can be called on any store that keeps sketches.
+   */
+  useBands(bands: number): void {
+    if (bands === 0) {
+      this.bandIndex = null;
+      return;
+    }
+    if (this.sketchBytes !== SKETCH_BINS) throw new RangeError(`sketch bands need ${SKETCH_BINS}-byte sketches in the page store`);
+    if (this.bandIndex?.bands === bands) return;
+    const index = new SketchBands(bands);
+    const zero = new Uint8Array(SKETCH_BINS);
+    for (let ref = this.base; ref < this.refLimit; ref++) {
+      if (!this.holds(ref)) continue;
+      const sketch = this.sketchOf(ref);
+      if (equalBins(sketch, 0, zero) < MINHASH_BINS) index.add(ref, sketch, this.base, this.heldSketch);
+    }
+    this.bandIndex = index;
+  }
+
+  /** The sketch bands (useBands), or null. */
+  get bands(): SketchBands | null {
+    return this.bandIndex;
+  }
+
+  /** ref's sketch while it is held, else null (for a rebuild of the bands). */
+  private readonly heldSketch = (ref: number): Uint8Array | null => (this.holds(ref) ? this.sketchOf(ref) : null);
 
   /** Bins of ref's sketch equal to `sketch` (0..sketchBytes). */
   equalSketchBins(ref: number, sketch: Uint8Array): number {
     return equalBins(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
+  }
+
+  /** Whether ref's sketch and `sketch` have the same digest of content numbers (feature-sketch.ts). */
+  sameNumbers(ref: number, sketch: Uint8Array): boolean {
+    return sameNumbers(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
   }
 
   /** A view of ref's sketch (valid until the store changes). */

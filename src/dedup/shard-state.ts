@@ -20,7 +20,7 @@
  */
 import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
-import { Decider, closestRecorded, createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
+import { Decider, addBandCandidates, closestRecorded, createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 
@@ -77,6 +77,7 @@ export class ShardState {
     if (secondStage !== null && (this.store.sketchBytes !== SKETCH_BINS || secondStage.radius > plan.k)) {
       throw new RangeError(`shard ${shard}: the second stage needs ${SKETCH_BINS}-byte sketches in the page store and a plan for radius ${secondStage.radius}`);
     }
+    this.store.useBands(secondStage?.bands ?? 0);
     this.position = state ? this.store.nextSequence : 0;
     this.restorer = new Decider({ index: this.index, store: this.store, k });
   }
@@ -145,6 +146,7 @@ export class ShardState {
    */
   closestBefore(hi: number, lo: number, short: boolean, before: number, sketch: Uint8Array | null = null): ShardCandidate | null {
     this.index.query(hi, lo, this.radius, this.hits);
+    addBandCandidates(this.store, this.index, hi, lo, sketch, this.radius, this.hits, this.fp);
     const check = this.check;
     if (check !== null) loadSketch(check, sketch);
     const best = closestRecorded(this.hits, this.store, short, before, this.closest, this.window > 0 ? before - this.window : -Infinity, check);

@@ -160,6 +160,9 @@ class SimhashFingerprinter implements Fingerprinter {
   private readonly ringB: Int32Array;
   private readonly ringNum: Uint8Array;
   private readonly ringIdf: Float64Array;
+  /** Digest of the distinct features that hold a content number (featureSketch's last bytes). */
+  private numbersA = 0;
+  private numbersB = 0;
 
   constructor(
     readonly options: Readonly<FeatureOptions>,
@@ -223,6 +226,8 @@ class SimhashFingerprinter implements Fingerprinter {
 
     const counter = this.counter;
     counter.reset();
+    this.numbersA = 0;
+    this.numbersB = 0;
     if (!binary) this.collectFeatures(len);
     const features = counter.size;
 
@@ -239,7 +244,7 @@ class SimhashFingerprinter implements Fingerprinter {
     }
     this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out);
     const sketch = new Uint8Array(SKETCH_BINS);
-    featureSketch(counter.entryA, counter.entryB, features, sketch);
+    featureSketch(counter.entryA, counter.entryB, features, sketch, this.numbersA, this.numbersB);
     return {
       hi: this.out[0]!,
       lo: this.out[1]!,
@@ -254,7 +259,7 @@ class SimhashFingerprinter implements Fingerprinter {
   }
 
   featureSketch(out: Uint8Array): void {
-    featureSketch(this.counter.entryA, this.counter.entryB, this.counter.size, out);
+    featureSketch(this.counter.entryA, this.counter.entryB, this.counter.size, out, this.numbersA, this.numbersB);
   }
 
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
@@ -278,6 +283,7 @@ class SimhashFingerprinter implements Fingerprinter {
         if (kind === TOKEN_NUM) continue;
         const e = counter.add(a, b);
         if (e < 0) counter.extraOf[~e] = (idf !== undefined ? idf.table.get(a, b, idf.defaultIdf) : 1) * (kind === TOKEN_NUMBER ? NUMBER_WEIGHT : 1);
+        if (e < 0 && kind === TOKEN_NUMBER) this.noteNumbers(a, b);
         continue;
       }
       const slot = filled % n;
@@ -309,7 +315,16 @@ class SimhashFingerprinter implements Fingerprinter {
       idfSum += this.ringIdf[slot]!;
     }
     if (words === 0) return;
-    const e = this.counter.add(fmix(sa ^ size), fmix(sb ^ size));
+    const fa = fmix(sa ^ size);
+    const fb = fmix(sb ^ size);
+    const e = this.counter.add(fa, fb);
     if (e < 0) this.counter.extraOf[~e] = (this.idf !== undefined ? idfSum / size : 1) * (numbers > 0 ? NUMBER_WEIGHT : 1);
+    if (e < 0 && numbers > 0) this.noteNumbers(fa, fb);
+  }
+
+  /** Adds a distinct feature that holds a content number to the page's digest of them (order-free). */
+  private noteNumbers(a: number, b: number): void {
+    this.numbersA = (this.numbersA + fmix(a ^ 0x5bd1e995)) | 0;
+    this.numbersB = (this.numbersB ^ fmix(b + 0x27d4eb2f)) | 0;
   }
 }

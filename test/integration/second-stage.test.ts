@@ -3,7 +3,8 @@
  * sit beyond k but within the radius get the verdicts of the core's decider
  * with the same second stage, across a restart that lost its state directory
  * (so the sketches of the pages decided before it come back from the
- * changelog alone), and /metrics counts what the stage confirmed.
+ * changelog alone), and /metrics counts what the stage confirmed. Sharded
+ * mode runs it with sketch bands too (candidates at any distance).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,6 +55,8 @@ for (const mode of ['single', 'sharded'] as const) {
       DEDUP_MODE: mode,
       ...(mode === 'sharded' ? { DEDUP_SHARDS: '4' } : {}),
       DEDUP_SECOND_STAGE_RADIUS: '6',
+      // Sharded mode also takes candidates from the sketch bands, which every shard keeps of its own pages.
+      ...(mode === 'sharded' ? { DEDUP_SECOND_STAGE_BANDS: '7' } : {}),
       ...pipelineEnv(infra, run, stateDir),
       DEDUP_MAX_BATCH_RECORDS: '50',
     };

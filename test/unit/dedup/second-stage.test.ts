@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decider, type DecisionInput, type SecondStage } from '../../../src/dedup/decider.js';
-import { confirmingBins } from '../../../src/fingerprint/feature-sketch.js';
+import { MINHASH_BINS, confirmingBins } from '../../../src/fingerprint/feature-sketch.js';
+import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
 import { hammingDistance } from '../../../src/fingerprint/fingerprint-hex.js';
@@ -17,6 +18,7 @@ import { SKETCH_BINS, createFingerprinter, sketchSimilarity } from '../../../src
 import { decodeResult, encodeResult, WORDS_PER_RESULT } from '../../../src/fingerprint/result-codec.js';
 import { loadConfig } from '../../../src/config.js';
 import { ConfigError } from '../../../src/errors.js';
+import { shareBand } from '../../support/sketch-bands-oracle.js';
 
 const K = 3;
 const RADIUS = 7;
@@ -33,7 +35,7 @@ interface Expected {
   secondStage: 'confirmed' | 'rejected' | null;
 }
 
-/** The rule, by brute force over every earlier page. */
+/** The rule, by brute force over every earlier page (candidates beyond the radius only through a shared band). */
 function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Expected[] {
   const need = stage === null ? 0 : confirmingBins(stage.minSimilarity);
   const firstSeen = new Map<string, number>();
@@ -51,11 +53,13 @@ function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Exp
     kept.forEach(({ page: q }, j) => {
       const d = hammingDistance(page.hi, page.lo, q.hi, q.lo);
       if (d > 0 && (page.short || q.short)) return;
-      if (d > (stage === null ? K : stage.radius)) return;
+      if (d > (stage === null ? K : stage.radius) && !(stage !== null && shareBand(page.sketch!, q.sketch!, stage.bands ?? 0))) return;
       if (d > K) {
         let equal = 0;
-        for (let b = 0; b < SKETCH_BINS; b++) if (page.sketch![b] === q.sketch![b]) equal++;
-        if (equal < need) {
+        for (let b = 0; b < MINHASH_BINS; b++) if (page.sketch![b] === q.sketch![b]) equal++;
+        let sameNumbers = true;
+        for (let b = MINHASH_BINS; b < SKETCH_BINS; b++) if (page.sketch![b] !== q.sketch![b]) sameNumbers = false;
+        if (equal < need || !sameNumbers) {
           rejected = true;
           return;
         }
@@ -85,7 +89,9 @@ const streams = fc
         centre: fc.nat(3),
         bits: fc.uniqueArray(fc.nat(63), { maxLength: 9 }),
         // Most members share most bins with their centre (near-duplicates); some share few.
-        keepBins: fc.oneof(fc.constant(SKETCH_BINS), fc.integer({ min: 40, max: SKETCH_BINS }), fc.integer({ min: 0, max: SKETCH_BINS })),
+        keepBins: fc.oneof(fc.constant(MINHASH_BINS), fc.integer({ min: 36, max: MINHASH_BINS }), fc.integer({ min: 0, max: MINHASH_BINS })),
+        // One member in four has other content numbers than its centre (a hard negative's).
+        otherNumbers: fc.nat(3),
         salt: fc.nat(255),
         shortDraw: fc.nat(9),
         repeat: fc.nat(11),
@@ -93,8 +99,9 @@ const streams = fc
       { minLength: 1, maxLength: 60 },
     ),
     minSimilarity: fc.constantFrom(0.5, 0.7, 0.85, 0.95),
+    bands: fc.constantFrom(0, 7, 14),
   })
-  .map(({ centres, members, minSimilarity }) => {
+  .map(({ centres, members, minSimilarity, bands }) => {
     const pages: DecisionInput[] = [];
     members.forEach((m, i) => {
       // One page in twelve re-sends an earlier id (its fingerprint may differ: a re-crawl).
@@ -106,10 +113,12 @@ const streams = fc
         else lo = (lo ^ (1 << b)) >>> 0;
       }
       const sketch = new Uint8Array(c.sketch);
-      for (let b = m.keepBins; b < SKETCH_BINS; b++) sketch[b] = (sketch[b]! + 1 + ((m.salt + b) % 255)) & 0xff;
+      for (let b = m.keepBins; b < MINHASH_BINS; b++) sketch[b] = (sketch[b]! + 1 + ((m.salt + b) % 255)) & 0xff;
+      if (m.otherNumbers === 0) sketch[MINHASH_BINS + (m.salt % (SKETCH_BINS - MINHASH_BINS))] ^= 1 + (m.salt % 255);
       pages.push({ id, hi, lo, short: m.shortDraw === 0, fetchedAt: 0, sketch });
     });
-    return { pages, minSimilarity };
+    // At most CHAIN_LIMIT pages: then no band holds more pages with one key than a probe looks at.
+    return { pages: pages.slice(0, CHAIN_LIMIT), minSimilarity, bands };
   });
 
 /** The stream decided in order, as the fields the oracle gives. */
@@ -123,8 +132,8 @@ function decideAll(stage: SecondStage | null, pages: readonly DecisionInput[]): 
 
 test('decisions with the second stage equal the brute-force rule (generated streams)', () => {
   fc.assert(
-    fc.property(streams, ({ pages, minSimilarity }) => {
-      const stage = { radius: RADIUS, minSimilarity };
+    fc.property(streams, ({ pages, minSimilarity, bands }) => {
+      const stage = { radius: RADIUS, minSimilarity, bands };
       assert.deepEqual(decideAll(stage, pages), oracle(pages, stage));
     }),
     { numRuns: 300, seed: 9 },
@@ -144,8 +153,8 @@ test('the generated streams exercise both outcomes of the second stage', () => {
   let confirmed = 0;
   let rejected = 0;
   fc.assert(
-    fc.property(streams, ({ pages, minSimilarity }) => {
-      for (const e of oracle(pages, { radius: RADIUS, minSimilarity })) {
+    fc.property(streams, ({ pages, minSimilarity, bands }) => {
+      for (const e of oracle(pages, { radius: RADIUS, minSimilarity, bands })) {
         if (e.secondStage === 'confirmed') confirmed++;
         if (e.secondStage === 'rejected') rejected++;
       }
@@ -157,8 +166,8 @@ test('the generated streams exercise both outcomes of the second stage', () => {
 
 test('a snapshot of the page store and a changelog restore keep the sketches: later decisions are the same', () => {
   fc.assert(
-    fc.property(streams, fc.nat(59), ({ pages, minSimilarity }, cutAt) => {
-      const stage = { radius: RADIUS, minSimilarity };
+    fc.property(streams, fc.nat(59), ({ pages, minSimilarity, bands }, cutAt) => {
+      const stage = { radius: RADIUS, minSimilarity, bands };
       const cut = Math.min(cutAt, pages.length);
       const live = newDecider(stage);
       const head = pages.slice(0, cut).map((p) => ({ page: p, verdict: live.decide(p) }));
@@ -188,9 +197,9 @@ test('confirmingBins agrees with sketchSimilarity for every count of equal bins'
   const a = new Uint8Array(SKETCH_BINS);
   for (const minSimilarity of [0, 0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1]) {
     const need = confirmingBins(minSimilarity);
-    for (let equal = 0; equal <= SKETCH_BINS; equal++) {
+    for (let equal = 0; equal <= MINHASH_BINS; equal++) {
       const b = new Uint8Array(SKETCH_BINS);
-      for (let i = equal; i < SKETCH_BINS; i++) b[i] = 1;
+      for (let i = equal; i < MINHASH_BINS; i++) b[i] = 1;
       assert.equal(sketchSimilarity(a, b) >= minSimilarity, equal >= need, `minSimilarity ${minSimilarity}, ${equal} equal bins`);
     }
   }
@@ -209,6 +218,9 @@ test('config: the radius must exceed k; both modes take the second stage', () =>
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '3' }), (e: unknown) => e instanceof ConfigError && /must be above k=3/.test(e.message));
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_MODE: 'sharded' }).secondStageRadius, 6);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_SIMILARITY: '1.2' }), ConfigError);
+  assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '4', DEDUP_SECOND_STAGE_BANDS: '7' }).secondStageBands, 7);
+  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '4', DEDUP_SECOND_STAGE_BANDS: '5' }), (e: unknown) => e instanceof ConfigError && /must be 0, 2, 4, 7, 8, 14 or 28/.test(e.message));
+  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_BANDS: '7' }), (e: unknown) => e instanceof ConfigError && /needs secondStageRadius/.test(e.message));
 });
 
 test('a fingerprint result carries the page\u2019s feature sketch through the worker codec', async () => {

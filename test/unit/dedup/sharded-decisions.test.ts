@@ -170,8 +170,17 @@ test('S shards joined by watermarks decide every page as one index does', () => 
 });
 
 test('with the second stage, S shards decide every page as one index with the second stage does', () => {
-  const stage: SecondStage = { radius: 6, minSimilarity: 0.85 };
+  checkSecondStage({ radius: 6, minSimilarity: 0.85 }, (beyondK, differs) => beyondK > 300 && differs > 300);
+});
+
+test('with the second stage and sketch bands, S shards decide every page as one index does', () => {
+  // Each shard keeps the bands of its own pages, and every shard is asked about every page.
+  checkSecondStage({ radius: 6, minSimilarity: 0.85, bands: 7 }, (_, __, beyondRadius) => beyondRadius > 100);
+});
+
+function checkSecondStage(stage: SecondStage, enough: (beyondK: number, differsFromFirstStage: number, beyondRadius: number) => boolean): void {
   let beyondK = 0;
+  let beyondRadius = 0;
   let differsFromFirstStage = 0;
   for (let seed = 1; seed <= 30; seed++) {
     const pages = stream(1000 + seed, 300);
@@ -189,12 +198,13 @@ test('with the second stage, S shards decide every page as one index with the se
         `seed ${seed}, ${shardCount} shards, page ${i} (${pages[i]!.id})`,
       );
       if (e.distance !== null && e.distance > 3) beyondK++;
+      if (e.distance !== null && e.distance > stage.radius) beyondRadius++;
       if (e.verdict !== firstStageOnly[i]!.verdict) differsFromFirstStage++;
     }
   }
-  // The streams exercise the second stage: duplicates beyond k, confirmed by sketches.
-  assert.ok(beyondK > 300 && differsFromFirstStage > 300, `beyond k ${beyondK}, differing ${differsFromFirstStage}`);
-});
+  // The streams exercise the second stage: duplicates beyond k (and beyond the radius, with bands), confirmed by sketches.
+  assert.ok(enough(beyondK, differsFromFirstStage, beyondRadius), `beyond k ${beyondK}, beyond the radius ${beyondRadius}, differing ${differsFromFirstStage}`);
+}
 
 test('home shards spread ids evenly', () => {
   const counts = new Array(16).fill(0);
