@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from './errors.js';
 import { redactUrl } from './wire/redact-url.js';
+import { BAND_COUNTS } from './dedup/sketch-bands.js';
 
 type Kind = 'string' | 'int' | 'number' | 'boolean' | 'list' | 'enum';
 
@@ -294,7 +295,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     problems.push(`secondStageRadius=${radius} must be above k=${out.k as number} (or 0 = off)`);
   }
   const bands = out.secondStageBands as number;
-  if (bands > 0 && ![2, 4, 7, 8, 14, 28].includes(bands)) problems.push(`secondStageBands=${bands} must be 0, 2, 4, 7, 8, 14 or 28 (bands of equal width over the sketch's 56 bins)`);
+  if (bands > 0 && !BAND_COUNTS.includes(bands)) problems.push(`secondStageBands=${bands} must be 0 or one of ${BAND_COUNTS.join(', ')} (bands of equal width over the sketch's 56 bins)`);
   if (bands > 0 && radius === 0) problems.push('secondStageBands needs secondStageRadius (the second stage on)');
   if ((out.groupId as string).length === 0) problems.push('groupId must not be empty');
   if ((out.instanceId as string).length === 0) problems.push('instanceId must not be empty');

@@ -36,6 +36,7 @@ import { FingerprintIndex, createQueryResult, pushResult, type QueryResult } fro
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
 import { SKETCH_BINS, confirmingBins } from '../fingerprint/feature-sketch.js';
+import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
 
 export interface DecisionInput {
   readonly id: string;
@@ -100,7 +101,7 @@ export interface SecondStage {
   readonly minSimilarity: number;
   /**
    * Also take as candidates the pages that share a band of their sketch (sketch-bands.ts), at any
-   * simhash distance: this many bands of 64/bands bins; 0 or absent = none.
+   * simhash distance: this many bands of 56/bands bins (BAND_COUNTS); 0 or absent = none.
    */
   readonly bands?: number;
 }
@@ -118,17 +119,11 @@ export function addBandCandidates(store: PageStore, index: FingerprintIndex, hi:
   for (let i = 0; i < n; i++) {
     const ref = found[i]!;
     if (!store.holds(ref) || !index.fingerprintOf(ref, fp)) continue;
-    const distance = popcount32(fp[0]! ^ hi) + popcount32(fp[1]! ^ lo);
+    const distance = hammingDistance(fp[0]!, fp[1]!, hi, lo);
     if (distance > radius) pushResult(hits, ref, distance);
   }
 }
 
-function popcount32(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
 
 /** The second stage of one probe, for closestRecorded: hits beyond k need this sketch's agreement. */
 export interface SketchCheck {

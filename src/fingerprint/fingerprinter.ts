@@ -14,7 +14,7 @@ import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix }
 import { SKETCH_BINS, featureSketch } from './feature-sketch.js';
 import { FeatureCounter, type StaticTable64 } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
-import { repairMojibake, repairMojibakeString } from './mojibake.js';
+import { holdsMojibake, repairMojibake, repairMojibakeString } from './mojibake.js';
 import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
 import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_WORD, TokenBuffer } from './token-buffer.js';
@@ -188,9 +188,10 @@ class SimhashFingerprinter implements Fingerprinter {
     tokens.clear();
     this.tokenizer.tokenize(text.units, text.length, tokens);
     // Mojibake (UTF-8 read as Latin-1 or Windows-1252, mojibake.ts) is read back as UTF-8 and the
-    // page fingerprinted again from there; the tokenizer's count of misread-looking pairs keeps
-    // other pages from paying for the check.
-    if (this.tokenizer.stats.misread > 0) {
+    // page fingerprinted again from there. The tokenizer's count of misread-looking pairs keeps
+    // other pages from paying for the check, and the check on the extracted text keeps pages with
+    // real text that only looks like it (French "é »") from paying for a copy of their HTML.
+    if (this.tokenizer.stats.misread > 0 && holdsMojibake(text.units, text.length)) {
       let repaired = false;
       if (typeof html === 'string') {
         const fixed = repairMojibakeString(html);

@@ -77,26 +77,30 @@ function isMisread(units: Uint16Array, i: number, len: number, n: number, cp: nu
   return false;
 }
 
+/** Whether units[0..n) holds a sequence repairMojibake would read back. Reads, writes nothing. */
+export function holdsMojibake(units: Uint16Array, n: number): boolean {
+  let lastEnd = -1;
+  for (let i = 0; i < n; i++) {
+    const u = units[i]!;
+    if (u < 0xc2 || u > 0xf4) continue;
+    const len = sequenceAt(units, i, n);
+    if (len === 0) continue;
+    if (isMisread(units, i, len, n, decodeAt(units, i, len), lastEnd === i)) return true;
+    lastEnd = i + len;
+    i += len - 1;
+  }
+  return false;
+}
+
 /**
  * Repairs misread UTF-8 in units[0..n) in place (a repaired sequence is never longer than its
  * mojibake) and returns the new length; returns n, with nothing changed, when the text holds no
  * mojibake by the rule above.
  */
 export function repairMojibake(units: Uint16Array, n: number): number {
-  let found = false;
-  let lastEnd = -1;
-  for (let i = 0; i < n && !found; i++) {
-    const u = units[i]!;
-    if (u < 0xc2 || u > 0xf4) continue;
-    const len = sequenceAt(units, i, n);
-    if (len === 0) continue;
-    found = isMisread(units, i, len, n, decodeAt(units, i, len), lastEnd === i);
-    lastEnd = i + len;
-    i += len - 1;
-  }
-  if (!found) return n;
+  if (!holdsMojibake(units, n)) return n;
   let w = 0;
-  lastEnd = -1;
+  let lastEnd = -1;
   for (let i = 0; i < n; ) {
     const len = sequenceAt(units, i, n);
     let cp = len === 0 ? -1 : decodeAt(units, i, len);

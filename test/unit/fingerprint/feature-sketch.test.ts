@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MINHASH_BINS, SKETCH_BINS, featureSketch, sketchSimilarity } from '../../../src/fingerprint/feature-sketch.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
-import { fixtureNames, readFixture } from './fixtures.js';
+import { fixtureNames, htmlToText, readFixture } from './fixtures.js';
 
 function sketchOf(keys: number[]): Uint8Array {
   const a = Int32Array.from(keys, (k) => Math.imul(k, 0x2545f491));
@@ -79,7 +79,7 @@ describe('the digest of content numbers (the sketch\u2019s last bytes)', () => {
         }
         // A word of letters only, with no number among the six words either side (shingles join
         // words across stop words and tags), replaced in the page's text: the digest stays.
-        const text = html.replace(/<(script|style)[^]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' ');
+        const text = htmlToText(html);
         const tokens = text.split(/\s+/).filter(Boolean);
         const far = tokens.map((_, i) => i).filter((i) => /^[a-z]{4,}$/.test(tokens[i]!) && tokens.slice(Math.max(0, i - 6), i + 7).every((t) => !/\d/.test(t)));
         if (far.length === 0) return;

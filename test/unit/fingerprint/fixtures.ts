@@ -23,6 +23,11 @@ export function readFixture(name: string): string {
   return readFileSync(join(PAGES_DIR, name), 'utf8');
 }
 
+/** The text of a page's HTML, roughly: scripts and styles dropped, every tag a space (for tests that work on text). */
+export function htmlToText(html: string): string {
+  return html.replace(/<(script|style)[^]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' ');
+}
+
 /** Deterministic PRNG (mulberry32) for seeded random tests. */
 export function seeded(seed: number): () => number {
   let s = seed >>> 0;
