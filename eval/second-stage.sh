@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The product's second stage (DEDUP_SECOND_STAGE_RADIUS, src/dedup/decider.ts) through the batch
-# CLI on the harness corpus: one run per radius (radius+bands adds DEDUP_SECOND_STAGE_BANDS) at one
-# similarity threshold, scored like the defaults. Needs the corpus of `bash eval/run.sh` in
+# CLI on the harness corpus: one run per radius (radius+bands adds DEDUP_SECOND_STAGE_BANDS, else
+# bands 0; "0" is the stage off, "0+7" the default: 7 bands, no wider probe) at one similarity
+# threshold, scored like the defaults. Needs the corpus of `bash eval/run.sh` in
 # eval/.cache. Writes eval/results/cli-second-stage.json.
-# Usage: bash eval/second-stage.sh [radii, e.g. 0,4,6,4+7] [similarity]
+# Usage: bash eval/second-stage.sh [radii, e.g. 0,0+7,4,6,4+7] [similarity]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CACHE=eval/.cache
-RADII=${1:-0,4,5,6,8,4+7}
+RADII=${1:-0,0+7,4,5,6,8,4+7}
 SIMILARITY=${2:-0.85}
 if [[ ! -f $CACHE/pages.jsonl ]]; then
   echo "eval/second-stage.sh: no corpus in $CACHE; run bash eval/run.sh first" >&2

@@ -19,7 +19,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { CONFIG_OPTIONS, type OptionSpec } from '../src/config.js';
+import { CONFIG_OPTIONS, loadConfig, type OptionSpec } from '../src/config.js';
+import { secondStageBytesPerPage } from '../src/dedup/create-decider.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { bytesPerFingerprint } from '../src/index/planner.js';
 import { pageStoreBytesPerPage } from '../src/dedup/page-store.js';
@@ -39,6 +40,11 @@ export const SIZING = Object.freeze({
   designTables: 10,
   /** Page-id store per page decided: hash slot, id bytes, verdict (src/dedup/page-store.ts). */
   pageStoreBytesPerPage: pageStoreBytesPerPage(),
+  /**
+   * The second stage at the default config: the feature sketch and its bands (src/dedup/create-decider.ts).
+   * DEDUP_SECOND_STAGE_BANDS=0 turns it off and takes this out of the formula.
+   */
+  secondStageBytesPerPage: secondStageBytesPerPage(loadConfig({})),
   /** Node runtime, kafkajs buffers, a batch of pages in flight, worker heaps. */
   runtimeBytes: 256 * MiB,
   /** On top of the index: fresh-insert buffers, run merges, snapshot serialisation. */
@@ -61,13 +67,13 @@ export interface PodSizing {
 }
 
 /**
- *   budget  = N x (bytesPerFingerprint(t, N) + pageStoreBytesPerPage)
+ *   budget  = N x (bytesPerFingerprint(t, N) + pageStoreBytesPerPage + secondStageBytesPerPage)
  *   memory  = ceil_64MiB(budget x (1 + indexHeadroom) + runtimeBytes)
  *   volume  = ceil_GiB(2 x budget + 1 GiB)
  */
 export function podSizing(expectedFingerprints: number, tables: number = SIZING.designTables): PodSizing {
   const perFingerprint = bytesPerFingerprint(tables, expectedFingerprints);
-  const budget = Math.ceil(expectedFingerprints * (perFingerprint + SIZING.pageStoreBytesPerPage));
+  const budget = Math.ceil(expectedFingerprints * (perFingerprint + SIZING.pageStoreBytesPerPage + SIZING.secondStageBytesPerPage));
   const memory = budget * (1 + SIZING.indexHeadroom) + SIZING.runtimeBytes;
   const memoryMiB = (Math.ceil(memory / SIZING.memoryStepBytes) * SIZING.memoryStepBytes) / MiB;
   return Object.freeze({
@@ -146,7 +152,8 @@ function thousands(n: number): string {
 
 export function renderSizingTable(): string {
   const lines = [
-    `Budget per fingerprint = index bytes (${SIZING.designTables} tables, from \`bytesPerFingerprint\` in src/index/planner.ts) + ${SIZING.pageStoreBytesPerPage} B of page store; ` +
+    `Budget per fingerprint = index bytes (${SIZING.designTables} tables, from \`bytesPerFingerprint\` in src/index/planner.ts) + ${SIZING.pageStoreBytesPerPage} B of page store + ` +
+      `${SIZING.secondStageBytesPerPage} B for the second stage (the 64-byte feature sketch and ${loadConfig({}).secondStageBands} sketch bands; 0 with DEDUP_SECOND_STAGE_BANDS=0); ` +
       `pod memory = budget x ${1 + SIZING.indexHeadroom} + ${SIZING.runtimeBytes / MiB} MiB, rounded up to ${SIZING.memoryStepBytes / MiB} MiB; ` +
       'state volume = 2 x budget + 1 GiB, rounded up to GiB.',
     '',

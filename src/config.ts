@@ -64,9 +64,9 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('kafkaSaslUsername', 'string', '', 'SASL user name.'),
   opt('kafkaSaslPassword', 'string', '', 'SASL password.', { secret: true }),
   opt('k', 'int', '3', 'Maximum Hamming distance (bits of 64) at which two pages are near-duplicates.', { min: 0, max: 16 }),
-  opt('secondStageRadius', 'int', '0', 'Second stage: pages with no earlier page within k bits are probed again at this radius, and a page found at k < distance <= radius counts as duplicated only if the feature sketches agree (secondStageSimilarity). 0 = off. The index is planned for this radius (more tables; see docs/quality.md for the trade-off).', { min: 0, max: 16 }),
+  opt('secondStageRadius', 'int', '0', 'Second stage: also probe the tables at this radius (above k), each earlier page found at k < distance <= radius a candidate confirmed as secondStageSimilarity says. 0 = no wider probe (the sketch bands alone find candidates beyond k). The index is planned for this radius (more tables; see docs/quality.md for the trade-off).', { min: 0, max: 16 }),
   opt('secondStageSimilarity', 'number', '0.85', 'Second stage: least Jaccard similarity of the two pages\u2019 feature sets, estimated from the 56 b-bit MinHash bins of their 64-byte sketches, that confirms a candidate beyond k (whose content numbers must be the same, too).', { min: 0, max: 1 }),
-  opt('secondStageBands', 'int', '0', 'Second stage: also take as candidates the pages whose feature sketch shares all the bins of one of this many bands with the page\u2019s (locality-sensitive hashing over the sketch), at any simhash distance, each confirmed as secondStageSimilarity says. 0 = off; else 2, 4, 7, 8, 14 or 28 (bands of equal width over the sketch\u2019s 56 bins); needs secondStageRadius. Costs about 16-32 x bands bytes per page.', { min: 0, max: 32 }),
+  opt('secondStageBands', 'int', '7', 'Second stage: take as candidates the pages whose feature sketch shares all the bins of one of this many bands with the page\u2019s (locality-sensitive hashing over the sketch), at any simhash distance, each confirmed as secondStageSimilarity says. 0, 2, 4, 7, 8, 14 or 28 (bands of equal width over the sketch\u2019s 56 bins); 7 finds a pair at the threshold 0.85 with probability 0.89. The second stage is on when this or secondStageRadius is above 0; both 0 = off (k alone, the paper\u2019s simhash; 64 + 24 x bands fewer bytes per page, docs/operations.md#sizing).', { min: 0, max: 32 }),
   opt('tablePlan', 'string', 'auto', 'Index table plan: auto (planned from expectedFingerprints and the memory budget) or block widths, e.g. 16,16,16,16.'),
   opt('expectedFingerprints', 'int', '10000000', 'Fingerprints the index is planned for.', { min: 1 }),
   opt('memoryBudgetBytes', 'int', '0', 'Memory budget for the index in bytes; 0 = no budget. Also the limit the capacity alert watches.', { min: 0 }),
@@ -292,11 +292,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
   const radius = out.secondStageRadius as number;
   if (radius > 0 && radius <= (out.k as number)) {
-    problems.push(`secondStageRadius=${radius} must be above k=${out.k as number} (or 0 = off)`);
+    problems.push(`secondStageRadius=${radius} must be above k=${out.k as number} (or 0 = no wider probe)`);
   }
   const bands = out.secondStageBands as number;
   if (bands > 0 && !BAND_COUNTS.includes(bands)) problems.push(`secondStageBands=${bands} must be 0 or one of ${BAND_COUNTS.join(', ')} (bands of equal width over the sketch's 56 bins)`);
-  if (bands > 0 && radius === 0) problems.push('secondStageBands needs secondStageRadius (the second stage on)');
   if ((out.groupId as string).length === 0) problems.push('groupId must not be empty');
   if ((out.instanceId as string).length === 0) problems.push('instanceId must not be empty');
   if (problems.length > 0) throw new ConfigError(problems);

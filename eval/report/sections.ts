@@ -9,6 +9,14 @@ import type { DistanceSummary } from '../sweep/analysis.js';
 import type { SweepFile } from '../sweep/types.js';
 import { frac, fracCI, markdownTable, num, pct } from './format.js';
 import { evaluateTargets } from '../targets.js';
+import { loadConfig } from '../../src/config.js';
+
+/** How the product's defaults run the second stage, for the sentences that name the defaults. */
+const DEFAULTS = loadConfig({});
+const DEFAULTS_SECOND_STAGE =
+  DEFAULTS.secondStageBands > 0 || DEFAULTS.secondStageRadius > 0
+    ? `, and the second stage: ${DEFAULTS.secondStageBands} sketch bands${DEFAULTS.secondStageRadius > 0 ? `, radius ${DEFAULTS.secondStageRadius}` : ''}, similarity ${DEFAULTS.secondStageSimilarity}`
+    : '';
 import { chromeTable, groupTable, hostileTable, kindTable, substantiveTable, targetsTable } from './score-tables.js';
 
 export interface CorpusManifest {
@@ -72,7 +80,7 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
     .map(([k, g]) => `${k} ${g.errors + g.missing}`)
     .join(', ');
   return [
-    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${NEAR_DUPLICATE_KINDS.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${NEAR_DUPLICATE_KINDS.length} kinds, ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}) scores:`,
+    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${NEAR_DUPLICATE_KINDS.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${NEAR_DUPLICATE_KINDS.length} kinds, ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}${DEFAULTS_SECOND_STAGE}) scores:`,
     '',
     `- **precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}** (the paper reports both near 0.75 at k = 3 on its own hand-labelled web sample; see "Limits" before comparing);`,
     `- with Wilson 95% intervals, which say how far a stream this harness has never seen may be from these figures: precision ${fracCI(o.truePositives, o.truePositives + o.wrongMatches + o.falsePositives)}, recall ${fracCI(o.truePositives, o.positives)};`,
@@ -85,7 +93,7 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
     '',
     sweep.cliAgreement === null
       ? ''
-      : `The library sweep (brute force over the same fingerprints, configuration "${sweep.cliAgreement.config}", k = ${sweep.cliAgreement.k}) reproduces ${sweep.cliAgreement.same} of the CLI's ${sweep.cliAgreement.compared} verdicts exactly${sweep.cliAgreement.same === sweep.cliAgreement.compared ? '' : ` (differences: ${sweep.cliAgreement.firstDifferences.join('; ')})`}.`,
+      : `The library sweep (brute force over the same fingerprints, configuration "${sweep.cliAgreement.config}", k = ${sweep.cliAgreement.k}) reproduces ${sweep.cliAgreement.same} of the CLI's ${sweep.cliAgreement.compared} verdicts exactly${sweep.cliAgreement.secondStageConfirmed ? ` (the ${sweep.cliAgreement.secondStageConfirmed} duplicates the second stage confirmed compared as the first stage's novel)` : ''}${sweep.cliAgreement.same === sweep.cliAgreement.compared ? '' : ` (differences: ${sweep.cliAgreement.firstDifferences.join('; ')})`}.`,
   ].join('\n');
 }
 
@@ -216,7 +224,7 @@ export function recommendationSection({ sweep, cli }: ReportInputs): string {
     '',
     `Rule: among configurations whose false-positive rate on distinct originals at k = ${k} is at most ${pct(sweep.maxFprOriginals, 1)}, take the best recall on the weakest near-duplicate kind; change the defaults only when the winner beats them by more than two standard errors. Outcome: ${sweep.recommendationReason}.`,
     '',
-    `At k = ${k}: precision ${num(p.precision)}, recall ${num(p.recall)}, F1 ${num(p.f1)}, distinct originals called duplicate ${pct(p.falsePositiveRateOriginals, 2)}, substantive edits called duplicate ${pct(p.duplicateRateSubstantive)}.${cli === null ? '' : ' The batch CLI numbers above are the same run through the product.'}`,
+    `At k = ${k}: precision ${num(p.precision)}, recall ${num(p.recall)}, F1 ${num(p.f1)}, distinct originals called duplicate ${pct(p.falsePositiveRateOriginals, 2)}, substantive edits called duplicate ${pct(p.duplicateRateSubstantive)}.${cli === null ? '' : DEFAULTS_SECOND_STAGE === '' ? ' The batch CLI numbers above are the same run through the product.' : ' The batch CLI numbers above are this first stage run through the product, with the second stage on top ("The second stage in the product").'}`,
     '',
     kinds,
     '',
@@ -425,7 +433,7 @@ export function heldoutSection({ heldout, cli }: ReportInputs): string {
     }),
   );
   return [
-    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} doc sets of ${Object.keys(corpus.packages).length} Debian packages the tuning corpus does not read, in ${languages.length} languages: ${languages.join(', ')}; ${nearDuplicates} near-duplicates of ${nearDuplicateKinds.length} kinds, ${corpus.perKind['partly-untranslated'] ?? 0} of them partly untranslated pages; ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs; seed \`${corpus.seed}\`), the batch CLI at its defaults scores:`,
+    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} doc sets of ${Object.keys(corpus.packages).length} Debian packages the tuning corpus does not read, in ${languages.length} languages: ${languages.join(', ')}; ${nearDuplicates} near-duplicates of ${nearDuplicateKinds.length} kinds, ${corpus.perKind['partly-untranslated'] ?? 0} of them partly untranslated pages; ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs; seed \`${corpus.seed}\`), the batch CLI at its defaults (k = ${DEFAULTS.k}${DEFAULTS_SECOND_STAGE}) scores:`,
     '',
     `- **precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}**; with Wilson 95% intervals: precision ${fracCI(o.truePositives, called)}, recall ${fracCI(o.truePositives, o.positives)}, F1 ${f1 === undefined || f1.interval === null ? '—' : `${num(f1.interval[0])}–${num(f1.interval[1])}`};`,
     `- **distinct pages called duplicate: ${fracCI(o.originalsCalledDuplicate, o.originals, 2)}**;`,

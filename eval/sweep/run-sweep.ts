@@ -188,10 +188,18 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   let cliAgreement = null;
   if (values.compare !== '') {
-    const cli = readFileSync(values.compare, 'utf8').split('\n').filter((l) => l.trim() !== '').map(parseVerdictLine);
+    // The sweep is the first stage alone: a page the CLI's second stage confirmed is one the first
+    // stage called novel, so it is compared as that (and counted).
+    let secondStageConfirmed = 0;
+    const cli = readFileSync(values.compare, 'utf8').split('\n').filter((l) => l.trim() !== '').map((line) => {
+      const v = parseVerdictLine(line);
+      if (v.verdict !== 'duplicate' || (JSON.parse(line) as { secondStage?: string }).secondStage !== 'confirmed') return v;
+      secondStageConfirmed++;
+      return { id: v.id, verdict: 'novel' as const, duplicateOf: null, distance: null };
+    });
     const base = tables.get('default');
     if (base !== undefined) {
-      cliAgreement = { config: 'default', k: DEFAULT_K, ...compareVerdicts(verdictsAtK(base, nearestEarlier(base), DEFAULT_K), cli) };
+      cliAgreement = { config: 'default', k: DEFAULT_K, secondStageConfirmed, ...compareVerdicts(verdictsAtK(base, nearestEarlier(base), DEFAULT_K), cli) };
       log(`batch CLI vs sweep (default, k=${DEFAULT_K}): ${cliAgreement.same}/${cliAgreement.compared} verdicts identical`);
     }
   }

@@ -87,7 +87,8 @@ export interface SweepFile {
     readonly nearDuplicatesByLanguage: Record<string, DistanceSummary>;
   };
   readonly secondStage: { first: string; second: string; grid: SecondStagePoint[] }[];
-  readonly cliAgreement: { config: string; k: number; compared: number; same: number; firstDifferences: string[] } | null;
+  /** The CLI's verdicts against the brute force at k; secondStageConfirmed: CLI duplicates of the second stage, compared as the first stage's novel. */
+  readonly cliAgreement: { config: string; k: number; secondStageConfirmed?: number; compared: number; same: number; firstDifferences: string[] } | null;
   readonly planCosts: PlanCostRow[];
 }
 

@@ -30,6 +30,7 @@ import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-join.js';
+import { keepsSketches } from '../dedup/create-decider.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender } from '../producers/log-appender.producer.js';
 import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
@@ -68,7 +69,7 @@ class ChunkAbandoned extends Error {}
 export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions): ShardedPagesConsumer {
   const { kafka, config, processor, appender, answers, holder, metrics, logger, onFatal } = options;
   const standbyTopic = config.standbyReplicas > 0 ? config.standbyTopic : null;
-  const secondStage = config.secondStageRadius > 0;
+  const secondStage = keepsSketches(config);
   const { consumer, health } = pagesGroupConsumer({
     kafka,
     config,

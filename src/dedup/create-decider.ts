@@ -16,11 +16,10 @@ import { PageStore, pageStoreBytesPerPage } from './page-store.js';
  * gets the budget minus the page store's share.
  */
 export function planFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadius' | 'tableBlocks' | 'expectedFingerprints' | 'memoryBudgetBytes'> & Partial<Pick<DedupConfig, 'secondStageBands'>>): TablePlan {
-  // The tables must answer the widest probe: the second stage's radius when it is on.
+  // The tables must answer the widest probe: the second stage's radius when it has one.
   const k = Math.max(config.k, config.secondStageRadius);
   if (config.tableBlocks) return planFromBlocks(k, [...config.tableBlocks]);
-  // Sketch bands (sketch-bands.ts): 16 to 32 bytes per band and page; the planner counts the middle.
-  const perPage = pageStoreBytesPerPage() + (config.secondStageRadius > 0 ? SKETCH_BINS + 24 * (config.secondStageBands ?? 0) : 0);
+  const perPage = pageStoreBytesPerPage() + secondStageBytesPerPage({ secondStageRadius: config.secondStageRadius, secondStageBands: config.secondStageBands ?? 0 });
   const indexBudget = config.memoryBudgetBytes - config.expectedFingerprints * perPage;
   if (config.memoryBudgetBytes > 0 && indexBudget <= 0) {
     throw new DedupError('PLAN_INVALID', `memoryBudgetBytes=${config.memoryBudgetBytes} does not even hold the page store of ${config.expectedFingerprints} pages (${perPage} B each)`);
@@ -36,7 +35,7 @@ export function createDecider(config: DedupConfig, plan: TablePlan, state?: { in
   return new Decider({
     index: state?.index ?? FingerprintIndex.create({ plan, initialCapacity: Math.min(config.expectedFingerprints, 1 << 20) }),
     // Grown by doubling, not pre-sized: a snapshot writes the hash table whole.
-    store: state?.store ?? new PageStore(1024, config.secondStageRadius > 0 ? SKETCH_BINS : 0),
+    store: state?.store ?? new PageStore(1024, keepsSketches(config) ? SKETCH_BINS : 0),
     k: config.k,
     maxFingerprints: config.maxFingerprints,
     maxAgeSeconds: config.maxAgeSeconds,
@@ -44,9 +43,27 @@ export function createDecider(config: DedupConfig, plan: TablePlan, state?: { in
   });
 }
 
-/** The second stage's settings, or null when it is off. */
-export function secondStageFromConfig(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageSimilarity' | 'secondStageBands'>): SecondStage | null {
-  return config.secondStageRadius > 0 ? { radius: config.secondStageRadius, minSimilarity: config.secondStageSimilarity, bands: config.secondStageBands } : null;
+/** The second stage is on when it probes wider than k or has sketch bands; then every page keeps its sketch. */
+export function keepsSketches(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageBands'>): boolean {
+  return config.secondStageRadius > 0 || config.secondStageBands > 0;
+}
+
+/**
+ * Bytes per page the second stage adds, for the planner's budget and the sizing formula
+ * (docs/operations.md#sizing): the sketch, and 16 to 32 bytes per band (sketch-bands.ts; the
+ * middle is counted). The wider radius's extra tables are the planner's to count.
+ */
+export function secondStageBytesPerPage(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageBands'>): number {
+  return keepsSketches(config) ? SKETCH_BINS + 24 * config.secondStageBands : 0;
+}
+
+/**
+ * The second stage's settings, or null when it is off. Without a wider radius it probes at k
+ * and the bands alone bring the candidates beyond k.
+ */
+export function secondStageFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadius' | 'secondStageSimilarity' | 'secondStageBands'>): SecondStage | null {
+  if (!keepsSketches(config)) return null;
+  return { radius: Math.max(config.k, config.secondStageRadius), minSimilarity: config.secondStageSimilarity, bands: config.secondStageBands };
 }
 
 /** Feature options from config; zero / 'default' keep the fingerprinter's defaults. */

@@ -15,12 +15,13 @@
  * at a distance above 0. Empty pages never reach the decider (they are errors:
  * see PAGE_EMPTY), so empty pages can never duplicate each other.
  *
- * Second stage (optional, DeciderOptions.secondStage): simhash within k bits
- * stays the first stage. A page with no earlier page within k is probed again
- * at a wider radius, and an earlier page at distance k < d <= radius counts
- * only if the feature sketches of the two pages (b-bit MinHash of the same
- * features, src/fingerprint/feature-sketch.ts) estimate their Jaccard
- * similarity at minSimilarity or more. The rule stays "closest, ties to the
+ * Second stage (DeciderOptions.secondStage; on by default in the product's
+ * config): simhash within k bits stays the first stage. Earlier pages beyond
+ * k become candidates when they share a sketch band with the page
+ * (sketch-bands.ts) or, with a wider radius, lie within it; such a candidate
+ * counts only if the feature sketches of the two pages (b-bit MinHash of the
+ * same features, src/fingerprint/feature-sketch.ts) estimate their Jaccard
+ * similarity at minSimilarity or more and hold the same content numbers. The rule stays "closest, ties to the
  * earliest" over the eligible pages; a first-stage match is always closer
  * than a second-stage one, so the second stage only adds duplicates where the
  * first found none.
@@ -95,7 +96,10 @@ export interface DeciderOptions {
 }
 
 export interface SecondStage {
-  /** Candidates at k < distance <= radius are verified by their sketches; at most the plan's k. */
+  /**
+   * The tables are probed at this radius (k to the plan's k); candidates beyond k are verified by
+   * their sketches. k: no wider probe, the bands alone find candidates beyond k.
+   */
   readonly radius: number;
   /** Least estimated Jaccard similarity of the two feature sketches to confirm one. */
   readonly minSimilarity: number;
@@ -219,8 +223,8 @@ export class Decider {
     this.radius = stage?.radius ?? this.k;
     this.check = null;
     if (stage !== null) {
-      if (!Number.isInteger(stage.radius) || stage.radius <= this.k || stage.radius > this.index.plan.k) {
-        throw new RangeError(`second-stage radius ${stage.radius} is outside ${this.k + 1}..${this.index.plan.k} (above k, within the table plan)`);
+      if (!Number.isInteger(stage.radius) || stage.radius < this.k || stage.radius > this.index.plan.k) {
+        throw new RangeError(`second-stage radius ${stage.radius} is outside ${this.k}..${this.index.plan.k} (k or above, within the table plan)`);
       }
       if (!(stage.minSimilarity >= 0 && stage.minSimilarity <= 1)) throw new RangeError(`second-stage similarity ${stage.minSimilarity} is outside 0..1`);
       if (this.store.sketchBytes !== SKETCH_BINS) throw new RangeError(`the second stage needs a page store keeping ${SKETCH_BINS}-byte sketches`);

@@ -1,6 +1,7 @@
 /**
- * The second stage: simhash within k stays the first stage; candidates at
- * k < d <= radius count only when the feature sketches agree. Checked as a
+ * The second stage: simhash within k stays the first stage; candidates beyond
+ * k (within the radius, or sharing a sketch band) count only when the feature
+ * sketches agree. Checked as a
  * property against a brute-force oracle over generated streams (clusters of
  * nearby fingerprints, sketches sharing a chosen share of bins, short pages,
  * repeated ids), and through a snapshot and a changelog restore.
@@ -18,6 +19,7 @@ import { SKETCH_BINS, createFingerprinter, sketchSimilarity } from '../../../src
 import { decodeResult, encodeResult, WORDS_PER_RESULT } from '../../../src/fingerprint/result-codec.js';
 import { loadConfig } from '../../../src/config.js';
 import { ConfigError } from '../../../src/errors.js';
+import { keepsSketches, secondStageBytesPerPage, secondStageFromConfig } from '../../../src/dedup/create-decider.js';
 import { shareBand } from '../../support/sketch-bands-oracle.js';
 
 const K = 3;
@@ -100,8 +102,10 @@ const streams = fc
     ),
     minSimilarity: fc.constantFrom(0.5, 0.7, 0.85, 0.95),
     bands: fc.constantFrom(0, 7, 14),
+    // K: no wider probe, the bands alone reach beyond k (the product's default).
+    radius: fc.constantFrom(K, 5, RADIUS),
   })
-  .map(({ centres, members, minSimilarity, bands }) => {
+  .map(({ centres, members, minSimilarity, bands, radius }) => {
     const pages: DecisionInput[] = [];
     members.forEach((m, i) => {
       // One page in twelve re-sends an earlier id (its fingerprint may differ: a re-crawl).
@@ -118,7 +122,7 @@ const streams = fc
       pages.push({ id, hi, lo, short: m.shortDraw === 0, fetchedAt: 0, sketch });
     });
     // At most CHAIN_LIMIT pages: then no band holds more pages with one key than a probe looks at.
-    return { pages: pages.slice(0, CHAIN_LIMIT), minSimilarity, bands };
+    return { pages: pages.slice(0, CHAIN_LIMIT), minSimilarity, bands, radius };
   });
 
 /** The stream decided in order, as the fields the oracle gives. */
@@ -132,8 +136,8 @@ function decideAll(stage: SecondStage | null, pages: readonly DecisionInput[]): 
 
 test('decisions with the second stage equal the brute-force rule (generated streams)', () => {
   fc.assert(
-    fc.property(streams, ({ pages, minSimilarity, bands }) => {
-      const stage = { radius: RADIUS, minSimilarity, bands };
+    fc.property(streams, ({ pages, minSimilarity, bands, radius }) => {
+      const stage = { radius, minSimilarity, bands };
       assert.deepEqual(decideAll(stage, pages), oracle(pages, stage));
     }),
     { numRuns: 300, seed: 9 },
@@ -153,8 +157,8 @@ test('the generated streams exercise both outcomes of the second stage', () => {
   let confirmed = 0;
   let rejected = 0;
   fc.assert(
-    fc.property(streams, ({ pages, minSimilarity, bands }) => {
-      for (const e of oracle(pages, { radius: RADIUS, minSimilarity, bands })) {
+    fc.property(streams, ({ pages, minSimilarity, bands, radius }) => {
+      for (const e of oracle(pages, { radius, minSimilarity, bands })) {
         if (e.secondStage === 'confirmed') confirmed++;
         if (e.secondStage === 'rejected') rejected++;
       }
@@ -166,8 +170,8 @@ test('the generated streams exercise both outcomes of the second stage', () => {
 
 test('a snapshot of the page store and a changelog restore keep the sketches: later decisions are the same', () => {
   fc.assert(
-    fc.property(streams, fc.nat(59), ({ pages, minSimilarity, bands }, cutAt) => {
-      const stage = { radius: RADIUS, minSimilarity, bands };
+    fc.property(streams, fc.nat(59), ({ pages, minSimilarity, bands, radius }, cutAt) => {
+      const stage = { radius, minSimilarity, bands };
       const cut = Math.min(cutAt, pages.length);
       const live = newDecider(stage);
       const head = pages.slice(0, cut).map((p) => ({ page: p, verdict: live.decide(p) }));
@@ -206,21 +210,30 @@ test('confirmingBins agrees with sketchSimilarity for every count of equal bins'
 });
 
 test('the decider refuses a second stage it cannot run', () => {
-  assert.throws(() => newDecider({ radius: K, minSimilarity: 0.8 }), /radius 3 is outside 4\.\.7/);
-  assert.throws(() => newDecider({ radius: 8, minSimilarity: 0.8 }), /radius 8 is outside 4\.\.7/);
+  assert.throws(() => newDecider({ radius: K - 1, minSimilarity: 0.8 }), /radius 2 is outside 3\.\.7/);
+  assert.throws(() => newDecider({ radius: 8, minSimilarity: 0.8 }), /radius 8 is outside 3\.\.7/);
   assert.throws(() => newDecider({ radius: 6, minSimilarity: 0.8 }, new PageStore(64, 0)), /keeping 64-byte sketches/);
   assert.throws(() => newDecider({ radius: 6, minSimilarity: 1.5 }), /similarity 1\.5 is outside/);
 });
 
-test('config: the radius must exceed k; both modes take the second stage', () => {
+test('config: the second stage is on by default with 7 bands and no wider probe; a radius must exceed k', () => {
+  const defaults = loadConfig({});
+  assert.equal(defaults.secondStageRadius, 0);
+  assert.equal(defaults.secondStageBands, 7);
+  assert.ok(keepsSketches(defaults));
+  assert.deepEqual(secondStageFromConfig(defaults), { radius: K, minSimilarity: 0.85, bands: 7 });
+  const off = loadConfig({ DEDUP_SECOND_STAGE_BANDS: '0' });
+  assert.equal(keepsSketches(off), false);
+  assert.equal(secondStageFromConfig(off), null);
+  assert.equal(secondStageBytesPerPage(off), 0);
+  assert.ok(secondStageBytesPerPage(defaults) >= SKETCH_BINS + 16 * 7);
+  assert.deepEqual(secondStageFromConfig(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_SECOND_STAGE_BANDS: '0' })), { radius: 6, minSimilarity: 0.85, bands: 0 });
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6' }).secondStageRadius, 6);
-  assert.equal(loadConfig({}).secondStageRadius, 0);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '3' }), (e: unknown) => e instanceof ConfigError && /must be above k=3/.test(e.message));
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_MODE: 'sharded' }).secondStageRadius, 6);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_SIMILARITY: '1.2' }), ConfigError);
-  assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '4', DEDUP_SECOND_STAGE_BANDS: '7' }).secondStageBands, 7);
-  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '4', DEDUP_SECOND_STAGE_BANDS: '5' }), (e: unknown) => e instanceof ConfigError && /must be 0 or one of 2, 4, 7, 8, 14, 28/.test(e.message));
-  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_BANDS: '7' }), (e: unknown) => e instanceof ConfigError && /needs secondStageRadius/.test(e.message));
+  assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '4', DEDUP_SECOND_STAGE_BANDS: '14' }).secondStageBands, 14);
+  assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_BANDS: '5' }), (e: unknown) => e instanceof ConfigError && /must be 0 or one of 2, 4, 7, 8, 14, 28/.test(e.message));
 });
 
 test('a fingerprint result carries the page\u2019s feature sketch through the worker codec', async () => {
