@@ -23,6 +23,13 @@ const kb = (bytes: number): string => fmt(bytes / 1024, 1);
 const human = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : n >= 1e3 ? `${n / 1e3}k` : String(n));
 const list = (xs: number[], digits = 0): string => xs.map((x) => fmt(x, digits)).join(', ');
 
+/** The run's second stage; results written before it was recorded say nothing of it. */
+const secondStageLabel = (config: { secondStageBands?: number; secondStageRadius?: number }): string => {
+  const { secondStageBands: bands, secondStageRadius: radius } = config;
+  if (bands === undefined || radius === undefined) return '';
+  if (bands === 0 && radius === 0) return ', second stage off';
+  return `, second stage with ${bands} sketch bands${radius > 0 ? ` and radius ${radius}` : ''}`;
+};
 const threadsLabel = (t: unknown): string => (t === 0 ? `0 (one worker per core: ${r.machine.cores})` : t === -1 ? '-1 (none: in the consuming thread)' : String(t));
 
 const lines: string[] = [];
@@ -32,7 +39,7 @@ lines.push(
     `Load average ${r.machine.loadavgAtStart.join(' / ')} at the start and ${r.machine.loadavgAtEnd.join(' / ')} at the end (1 / 5 / 15 min); the whole benchmark took ${fmt(r.totalSeconds / 60, 1)} min.`,
   '',
   `Pipeline configuration: product defaults${Object.keys(r.config.overrides).length ? ` plus ${Object.entries(r.config.overrides).map(([k, v]) => `\`${k}=${v}\``).join(', ')}` : ''} ` +
-    `(k = ${r.config.k}, table plan ${r.config.tablePlan} for ${human(r.config.expectedFingerprints)} fingerprints, ${r.config.maxBatchRecords} records per transaction at most, fingerprint threads ${threadsLabel(r.config.fingerprintThreads)}).`,
+    `(k = ${r.config.k}${secondStageLabel(r.config)}, table plan ${r.config.tablePlan} for ${human(r.config.expectedFingerprints)} fingerprints, ${r.config.maxBatchRecords} records per transaction at most, fingerprint threads ${threadsLabel(r.config.fingerprintThreads)}).`,
 );
 
 if (r.input) {

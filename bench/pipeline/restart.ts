@@ -16,6 +16,8 @@ import type { Kafka } from 'kafkajs';
 import { DIST, deleteTopics, log, median, startChild, stopChild, withAdmin, type Stack } from './common.js';
 import { benchCodec, createInputTopic } from './load.js';
 import { syntheticPages } from './synthetic.js';
+import { loadConfig } from '../../src/config.js';
+import { keepsSketches } from '../../src/dedup/create-decider.js';
 import { runNames, startProcess } from './throughput.js';
 
 const SNAPSHOT_CASE = join(DIST, 'bench', 'pipeline', 'snapshot-case.js');
@@ -86,11 +88,13 @@ async function produceChangelog(kafka: Kafka, stack: Stack, topic: string, recor
   const codec = await benchCodec(stack, { pagesTopic: `${topic}.in`, novelTopic: `${topic}.novel`, duplicateTopic: `${topic}.dup`, fingerprintsTopic: topic }, 4 * 1024 * 1024);
   const producer = kafka.producer({ transactionalId: `${topic}-writer`, idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
+  // The pipeline writes each page's sketch into the changelog when the second stage is on.
+  const sketches = keepsSketches(loadConfig(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('DEDUP_')))));
   const started = performance.now();
   try {
     let batch: { key: string; value: Buffer }[] = [];
     for (const p of syntheticPages(records, 7)) {
-      const value = await codec.encodeChange({ id: p.id, hi: p.hi, lo: p.lo, short: false, duplicateOf: p.duplicateOf, distance: p.distance, fetchedAt: p.fetchedAt, sequence: p.sequence });
+      const value = await codec.encodeChange({ id: p.id, hi: p.hi, lo: p.lo, short: false, duplicateOf: p.duplicateOf, distance: p.distance, fetchedAt: p.fetchedAt, sequence: p.sequence, sketch: sketches ? p.sketch : null });
       batch.push({ key: p.id, value });
       if (batch.length === perTransaction || p.sequence === records - 1) {
         const transaction = await producer.transaction();

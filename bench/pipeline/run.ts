@@ -95,6 +95,8 @@ async function main(): Promise<void> {
       overrides,
       maxBatchRecords: effective.maxBatchRecords,
       k: effective.k,
+      secondStageBands: effective.secondStageBands,
+      secondStageRadius: effective.secondStageRadius,
       tablePlan: effective.tablePlan,
       expectedFingerprints: effective.expectedFingerprints,
       fingerprintThreads,

@@ -16,7 +16,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
+import { createDecider, featureOptionsFromConfig, keepsSketches, planFromConfig } from '../../src/dedup/create-decider.js';
+import { fingerprintVersion, validateFeatureOptions } from '../../src/fingerprint/index.js';
 import { syntheticPages } from './synthetic.js';
 import { readSnapshot, writeSnapshot, SNAPSHOT_FILE } from '../../src/app/state-snapshot.js';
 
@@ -28,12 +29,22 @@ async function build(pages: number, dir: string, seed: number, clusterId: string
   let duplicates = 0;
   for (const p of syntheticPages(pages, seed)) {
     if (p.duplicateOf) duplicates++;
-    decider.restore({ id: p.id, hi: p.hi, lo: p.lo, short: false, fetchedAt: p.fetchedAt }, p.duplicateOf, p.distance, p.sequence);
+    decider.restore({ id: p.id, hi: p.hi, lo: p.lo, short: false, fetchedAt: p.fetchedAt, sketch: p.sketch }, p.duplicateOf, p.distance, p.sequence);
   }
   const built = performance.now();
   const bytes = await writeSnapshot(
     dir,
-    { createdAt: new Date().toISOString(), clusterId, changelogTopic: config.fingerprintsTopic, offsets: {}, k: config.k, plan, pages: decider.store.size },
+    {
+      createdAt: new Date().toISOString(),
+      clusterId,
+      changelogTopic: config.fingerprintsTopic,
+      offsets: {},
+      k: config.k,
+      plan,
+      pages: decider.store.size,
+      // The pipeline rebuilds from the changelog a snapshot of another (or no) fingerprint definition.
+      fingerprintVersion: fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)), keepsSketches(config)),
+    },
     decider.index,
     decider.store,
   );
