@@ -29,6 +29,8 @@ export interface VerdictLine {
   readonly duplicateOf?: string | null;
   readonly distance?: number | null;
   readonly fingerprint?: string;
+  /** The batch CLI's second-stage outcome, when the stage ran for this page. */
+  readonly secondStage?: 'confirmed' | 'rejected';
   readonly error?: string;
 }
 
@@ -88,9 +90,13 @@ export function parseVerdictLine(line: string): VerdictLine {
   const v = value as Record<string, unknown>;
   const id = typeof v.id === 'string' ? v.id : null;
   if (typeof v.error === 'string') return typeof v.line === 'number' ? { id, line: v.line, error: v.error } : { id, error: v.error };
-  if (v.verdict === 'novel') return { id, verdict: 'novel', duplicateOf: null, distance: null, ...(typeof v.fingerprint === 'string' ? { fingerprint: v.fingerprint } : {}) };
+  const extra = {
+    ...(typeof v.fingerprint === 'string' ? { fingerprint: v.fingerprint } : {}),
+    ...(v.secondStage === 'confirmed' || v.secondStage === 'rejected' ? { secondStage: v.secondStage as 'confirmed' | 'rejected' } : {}),
+  };
+  if (v.verdict === 'novel') return { id, verdict: 'novel', duplicateOf: null, distance: null, ...extra };
   if (v.verdict === 'duplicate' && typeof v.duplicateOf === 'string') {
-    return { id, verdict: 'duplicate', duplicateOf: v.duplicateOf, distance: typeof v.distance === 'number' ? v.distance : null, ...(typeof v.fingerprint === 'string' ? { fingerprint: v.fingerprint } : {}) };
+    return { id, verdict: 'duplicate', duplicateOf: v.duplicateOf, distance: typeof v.distance === 'number' ? v.distance : null, ...extra };
   }
   return { id, error: 'MALFORMED: neither a verdict nor an error' };
 }

@@ -35,6 +35,9 @@ const GiB = 1024 * MiB;
  * Constants of the sizing formula. Index bytes per fingerprint come from the
  * index planner (`bytesPerFingerprint`, measured layout); the rest is ours.
  */
+/** The defaults the manifests are sized for. */
+const DEFAULTS = loadConfig({});
+
 export const SIZING = Object.freeze({
   /** Tables the manifests are sized for (the paper's 5 blocks, choose 2, for k = 3). */
   designTables: 10,
@@ -44,7 +47,7 @@ export const SIZING = Object.freeze({
    * The second stage at the default config: the feature sketch and its bands (src/dedup/create-decider.ts).
    * DEDUP_SECOND_STAGE_BANDS=0 turns it off and takes this out of the formula.
    */
-  secondStageBytesPerPage: secondStageBytesPerPage(loadConfig({})),
+  secondStageBytesPerPage: secondStageBytesPerPage(DEFAULTS),
   /** Node runtime, kafkajs buffers, a batch of pages in flight, worker heaps. */
   runtimeBytes: 256 * MiB,
   /** On top of the index: fresh-insert buffers, run merges, snapshot serialisation. */
@@ -153,7 +156,7 @@ function thousands(n: number): string {
 export function renderSizingTable(): string {
   const lines = [
     `Budget per fingerprint = index bytes (${SIZING.designTables} tables, from \`bytesPerFingerprint\` in src/index/planner.ts) + ${SIZING.pageStoreBytesPerPage} B of page store + ` +
-      `${SIZING.secondStageBytesPerPage} B for the second stage (the 64-byte feature sketch and ${loadConfig({}).secondStageBands} sketch bands; 0 with DEDUP_SECOND_STAGE_BANDS=0); ` +
+      `${SIZING.secondStageBytesPerPage} B for the second stage (the 64-byte feature sketch and ${DEFAULTS.secondStageBands} sketch bands; 0 with DEDUP_SECOND_STAGE_BANDS=0); ` +
       `pod memory = budget x ${1 + SIZING.indexHeadroom} + ${SIZING.runtimeBytes / MiB} MiB, rounded up to ${SIZING.memoryStepBytes / MiB} MiB; ` +
       'state volume = 2 x budget + 1 GiB, rounded up to GiB.',
     '',

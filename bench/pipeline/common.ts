@@ -218,3 +218,8 @@ export function envList(name: string, fallback: number[]): number[] {
 export function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
+
+/** The DEDUP_* variables of the benchmark's environment: every pipeline process it starts inherits them. */
+export function pipelineOverrides(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('DEDUP_') && v !== undefined) as [string, string][]);
+}

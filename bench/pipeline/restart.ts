@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
-import { DIST, deleteTopics, log, median, startChild, stopChild, withAdmin, type Stack } from './common.js';
+import { DIST, deleteTopics, log, median, pipelineOverrides, startChild, stopChild, withAdmin, type Stack } from './common.js';
 import { benchCodec, createInputTopic } from './load.js';
 import { syntheticPages } from './synthetic.js';
 import { loadConfig } from '../../src/config.js';
@@ -84,12 +84,13 @@ export interface ReplayResult {
 }
 
 /** Writes `records` changelog entries in transactions of `perTransaction`, as the pipeline does. */
-async function produceChangelog(kafka: Kafka, stack: Stack, topic: string, records: number, perTransaction: number): Promise<number> {
+async function produceChangelog(kafka: Kafka, stack: Stack, topic: string, records: number, perTransaction: number, env: Record<string, string>): Promise<number> {
   const codec = await benchCodec(stack, { pagesTopic: `${topic}.in`, novelTopic: `${topic}.novel`, duplicateTopic: `${topic}.dup`, fingerprintsTopic: topic }, 4 * 1024 * 1024);
   const producer = kafka.producer({ transactionalId: `${topic}-writer`, idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
-  // The pipeline writes each page's sketch into the changelog when the second stage is on.
-  const sketches = keepsSketches(loadConfig(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('DEDUP_')))));
+  // The pipeline writes each page's sketch into the changelog when the second stage is on: as the
+  // config of the replaying process (the benchmark's DEDUP_* and this case's env) has it.
+  const sketches = keepsSketches(loadConfig({ ...pipelineOverrides(), ...env }));
   const started = performance.now();
   try {
     let batch: { key: string; value: Buffer }[] = [];
@@ -115,7 +116,7 @@ export async function replayCase(kafka: Kafka, stack: Stack, records: number, ru
     admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] }),
   );
   try {
-    const produceSeconds = await produceChangelog(kafka, stack, topic, records, perTransaction);
+    const produceSeconds = await produceChangelog(kafka, stack, topic, records, perTransaction, env);
     log(`changelog ${records}: produced in ${produceSeconds.toFixed(1)} s`);
     const results: Record<string, number>[] = [];
     for (let i = 0; i < runs; i++) {

@@ -16,7 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CONFIG_OPTIONS, loadConfig } from '../../src/config.js';
-import { ROOT, benchKafka, deleteTopics, envInt, envList, log, median, round, stackFromEnv } from './common.js';
+import { ROOT, benchKafka, deleteTopics, envInt, envList, log, median, pipelineOverrides, round, stackFromEnv } from './common.js';
 import { benchCodec, createInputTopic, encodePages, preload } from './load.js';
 import { throughputRun, type Kind, type ThroughputRun } from './throughput.js';
 import { latencyRun, type LatencyRun } from './latency.js';
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   const stack = stackFromEnv();
   const kafka = benchKafka(stack);
   const defaults = loadConfig({});
-  const overrides = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('DEDUP_')) as [string, string][]);
+  const overrides = pipelineOverrides();
   const effective = loadConfig(overrides);
   const fingerprintThreads = CONFIG_OPTIONS.some((o) => o.key === 'fingerprintThreads') ? (effective as unknown as Record<string, unknown>).fingerprintThreads : 'no such option';
   const results: Record<string, unknown> = {

@@ -16,8 +16,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { createDecider, featureOptionsFromConfig, keepsSketches, planFromConfig } from '../../src/dedup/create-decider.js';
-import { fingerprintVersion, validateFeatureOptions } from '../../src/fingerprint/index.js';
+import { createDecider, fingerprintVersionOf, planFromConfig } from '../../src/dedup/create-decider.js';
 import { syntheticPages } from './synthetic.js';
 import { readSnapshot, writeSnapshot, SNAPSHOT_FILE } from '../../src/app/state-snapshot.js';
 
@@ -43,7 +42,7 @@ async function build(pages: number, dir: string, seed: number, clusterId: string
       plan,
       pages: decider.store.size,
       // The pipeline rebuilds from the changelog a snapshot of another (or no) fingerprint definition.
-      fingerprintVersion: fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)), keepsSketches(config)),
+      fingerprintVersion: fingerprintVersionOf(config),
     },
     decider.index,
     decider.store,

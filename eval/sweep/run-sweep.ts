@@ -193,7 +193,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     let secondStageConfirmed = 0;
     const cli = readFileSync(values.compare, 'utf8').split('\n').filter((l) => l.trim() !== '').map((line) => {
       const v = parseVerdictLine(line);
-      if (v.verdict !== 'duplicate' || (JSON.parse(line) as { secondStage?: string }).secondStage !== 'confirmed') return v;
+      if (v.secondStage !== 'confirmed') return v;
       secondStageConfirmed++;
       return { id: v.id, verdict: 'novel' as const, duplicateOf: null, distance: null };
     });

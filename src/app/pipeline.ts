@@ -21,10 +21,10 @@ import { Registry } from 'prom-client';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import { availableParallelism } from 'node:os';
-import { createFingerprinter, fingerprintVersion, validateFeatureOptions } from '../fingerprint/index.js';
+import { createFingerprinter } from '../fingerprint/index.js';
 import { createPreparePool, type PreparePool } from '../consumers/prepare-pool.js';
 import { describePlan } from '../index/index.js';
-import { createDecider, featureOptionsFromConfig, keepsSketches, planFromConfig, samePlan } from '../dedup/create-decider.js';
+import { createDecider, featureOptionsFromConfig, fingerprintVersionOf, planFromConfig, samePlan } from '../dedup/create-decider.js';
 import type { Decider } from '../dedup/decider.js';
 import { createMetrics, type MetricsState } from '../metrics/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/metrics-server.js';
@@ -106,7 +106,7 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
   const preparePool: PreparePool | null = threads > 0 ? await createPreparePool({ codec, threads, features: featureOptionsFromConfig(config) }) : null;
   if (preparePool) closers.push('prepare pool', () => preparePool.close());
   logger.info('fingerprinting', { workerThreads: threads });
-  const version = fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)), keepsSketches(config));
+  const version = fingerprintVersionOf(config);
   return { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version };
 }
 

@@ -5,10 +5,11 @@
 import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
 import { FingerprintIndex, planFromBlocks, planTables, type TablePlan } from '../index/index.js';
-import type { FeatureOptions } from '../fingerprint/index.js';
+import { fingerprintVersion, validateFeatureOptions, type FeatureOptions } from '../fingerprint/index.js';
 import { Decider, type SecondStage } from './decider.js';
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { PageStore, pageStoreBytesPerPage } from './page-store.js';
+import { BAND_BYTES_PER_PAGE } from './sketch-bands.js';
 
 /**
  * The memory budget covers the index AND the page store (that is what
@@ -50,11 +51,11 @@ export function keepsSketches(config: Pick<DedupConfig, 'secondStageRadius' | 's
 
 /**
  * Bytes per page the second stage adds, for the planner's budget and the sizing formula
- * (docs/operations.md#sizing): the sketch, and 16 to 32 bytes per band (sketch-bands.ts; the
- * middle is counted). The wider radius's extra tables are the planner's to count.
+ * (docs/operations.md#sizing): the sketch, and BAND_BYTES_PER_PAGE per band (sketch-bands.ts).
+ * The wider radius's extra tables are the planner's to count.
  */
 export function secondStageBytesPerPage(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageBands'>): number {
-  return keepsSketches(config) ? SKETCH_BINS + 24 * config.secondStageBands : 0;
+  return keepsSketches(config) ? SKETCH_BINS + BAND_BYTES_PER_PAGE * config.secondStageBands : 0;
 }
 
 /**
@@ -64,6 +65,15 @@ export function secondStageBytesPerPage(config: Pick<DedupConfig, 'secondStageRa
 export function secondStageFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadius' | 'secondStageSimilarity' | 'secondStageBands'>): SecondStage | null {
   if (!keepsSketches(config)) return null;
   return { radius: Math.max(config.k, config.secondStageRadius), minSimilarity: config.secondStageSimilarity, bands: config.secondStageBands };
+}
+
+/**
+ * The fingerprint version of state this config writes (fingerprint-version.ts): the feature
+ * options, and the sketches when the second stage keeps them. Snapshots and changelog records
+ * carry it; state of another version is never mixed in.
+ */
+export function fingerprintVersionOf(config: DedupConfig): string {
+  return fingerprintVersion(validateFeatureOptions(featureOptionsFromConfig(config)), keepsSketches(config));
 }
 
 /** Feature options from config; zero / 'default' keep the fingerprinter's defaults. */

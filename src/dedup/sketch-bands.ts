@@ -31,6 +31,9 @@ export const CHAIN_LIMIT = 32;
 /** Slots walked per band at most, keys of other bands and pages included. */
 const STEP_LIMIT = 256;
 
+/** Bytes per band and page held, for sizing: the middle of the 16 to 32 above. */
+export const BAND_BYTES_PER_PAGE = 24;
+
 /** Band counts that cut the MINHASH_BINS (56) bins evenly. */
 export const BAND_COUNTS: readonly number[] = [2, 4, 7, 8, 14, 28];
 
