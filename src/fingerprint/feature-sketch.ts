@@ -9,14 +9,16 @@
  *   König, WWW 2010). Unlike 64 simhash bits, the fraction of equal bins
  *   estimates the Jaccard similarity of the two pages' feature sets (weights
  *   ignored), which tells "three words changed" from "a paragraph rewritten";
- * - NUMBERS_BYTES (8): an order-free digest of the distinct features that hold
- *   a content number (a version, an identifier with digits). Two pages of one
- *   template with the same prose and other versions have most features, and
- *   so most bins, in common (a hard negative); on the tuning corpus 111 of the
- *   116 hard negatives with an estimated similarity of 0.85 or more had other
- *   content numbers, against 1 of 114 word edits.
+ * - NUMBERS_BYTES (8): an order-free digest of the distinct content numbers
+ *   of the page (a version, an identifier with digits): of the number tokens,
+ *   not of the features that hold them, so that a word edited beside a number
+ *   leaves the digest as it was. Two pages of one template with the same
+ *   prose and other versions have most features, and so most bins, in common
+ *   (a hard negative); on the tuning corpus 110 of the 115 hard negatives with
+ *   an estimated similarity of 0.85 or more had other content numbers, against
+ *   1 of 114 word edits (an edit that cut an identifier with digits).
  *
- * One hash per feature, and one per feature holding a number.
+ * One hash per feature, and one per distinct content number.
  */
 import { fmix } from './feature-hash.js';
 
@@ -31,8 +33,8 @@ const mins = new Uint32Array(MINHASH_BINS);
 
 /**
  * Writes the sketch of the feature set (entryA/entryB[0..count)) into out (SKETCH_BINS bytes):
- * MINHASH_BINS bins, then numbersA and numbersB (little-endian), a digest of the set of features
- * that hold a content number (a version, an identifier with digits), which the second stage
+ * MINHASH_BINS bins, then numbersA and numbersB (little-endian), a digest of the set of content
+ * numbers of the page (a version, an identifier with digits), which the second stage
  * requires to be equal: pages of one template with the same prose but other versions share
  * most features, and so most bins, and only their numbers tell them apart.
  */

@@ -160,9 +160,13 @@ class SimhashFingerprinter implements Fingerprinter {
   private readonly ringB: Int32Array;
   private readonly ringNum: Uint8Array;
   private readonly ringIdf: Float64Array;
-  /** Digest of the distinct features that hold a content number (featureSketch's last bytes). */
+  /**
+   * Digest of the distinct content numbers of the page (featureSketch's last bytes): of the number
+   * tokens, not of the shingles that hold them, so an edit next to a number leaves it as it was.
+   */
   private numbersA = 0;
   private numbersB = 0;
+  private readonly numbersSeen = new FeatureCounter(64);
 
   constructor(
     readonly options: Readonly<FeatureOptions>,
@@ -229,6 +233,7 @@ class SimhashFingerprinter implements Fingerprinter {
     counter.reset();
     this.numbersA = 0;
     this.numbersB = 0;
+    this.numbersSeen.reset();
     if (!binary) this.collectFeatures(len);
     const features = counter.size;
 
@@ -280,11 +285,11 @@ class SimhashFingerprinter implements Fingerprinter {
       const b = tb[i]!;
       const kind = tn[i]!;
       if (stop !== undefined && kind === TOKEN_WORD && stop.get(a, b, 0) === 1) continue;
+      if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
       if (n === 1) {
         if (kind === TOKEN_NUM) continue;
         const e = counter.add(a, b);
         if (e < 0) counter.extraOf[~e] = (idf !== undefined ? idf.table.get(a, b, idf.defaultIdf) : 1) * (kind === TOKEN_NUMBER ? NUMBER_WEIGHT : 1);
-        if (e < 0 && kind === TOKEN_NUMBER) this.noteNumbers(a, b);
         continue;
       }
       const slot = filled % n;
@@ -316,15 +321,12 @@ class SimhashFingerprinter implements Fingerprinter {
       idfSum += this.ringIdf[slot]!;
     }
     if (words === 0) return;
-    const fa = fmix(sa ^ size);
-    const fb = fmix(sb ^ size);
-    const e = this.counter.add(fa, fb);
+    const e = this.counter.add(fmix(sa ^ size), fmix(sb ^ size));
     if (e < 0) this.counter.extraOf[~e] = (this.idf !== undefined ? idfSum / size : 1) * (numbers > 0 ? NUMBER_WEIGHT : 1);
-    if (e < 0 && numbers > 0) this.noteNumbers(fa, fb);
   }
 
-  /** Adds a distinct feature that holds a content number to the page's digest of them (order-free). */
-  private noteNumbers(a: number, b: number): void {
+  /** Adds a distinct content number (its token's hashes) to the page's digest of them (order-free). */
+  private noteNumber(a: number, b: number): void {
     this.numbersA = (this.numbersA + fmix(a ^ 0x5bd1e995)) | 0;
     this.numbersB = (this.numbersB ^ fmix(b + 0x27d4eb2f)) | 0;
   }

@@ -9,21 +9,44 @@
  * vectors must come with a bump of FINGERPRINT_DEFINITION
  * (fingerprint-version.ts), which names the definition in snapshots: the
  * digest of the vectors is recorded per definition in golden-definition.json.
+ * The feature sketches a second stage stores per page are persisted state as
+ * well: a change of theirs must come with a bump of SKETCH_DEFINITION, whose
+ * digests are in golden-sketch-definition.json.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { SKETCH_DEFINITION } from '../../../src/fingerprint/fingerprint-version.js';
 import { DEFAULT_FEATURE_OPTIONS, FINGERPRINT_DEFINITION, createFingerprinter, fingerprintToHex, fingerprintVersion, type FeatureOptions } from '../../../src/fingerprint/index.js';
 import { fixtureNames, readFixture, repoRoot } from './fixtures.js';
 
 const FILE = join(repoRoot(), 'test', 'unit', 'fingerprint', 'golden-vectors.json');
 const DEFINITION_FILE = join(repoRoot(), 'test', 'unit', 'fingerprint', 'golden-definition.json');
+const SKETCH_DEFINITION_FILE = join(repoRoot(), 'test', 'unit', 'fingerprint', 'golden-sketch-definition.json');
 
 /** Digest of the vectors' fingerprints (simhash and exact hash per page and options). */
 function digest(vectors: Vector[]): string {
   return createHash('sha256').update(JSON.stringify(vectors.map((v) => [v.page, v.options, v.simhash, v.exact]))).digest('hex');
+}
+
+/** Digest of the vectors' feature sketches. */
+function sketchDigest(vectors: Vector[]): string {
+  return createHash('sha256').update(JSON.stringify(vectors.map((v) => [v.page, v.options, v.sketch]))).digest('hex');
+}
+
+/**
+ * Under UPDATE_GOLDEN: checks that `current` is the definition the digest is recorded under, or a
+ * new one (a changed digest needs a bumped constant), and returns the definitions with it.
+ */
+function recordDefinition(definitions: Record<string, string>, current: number, got: string, constant: string): Record<string, string> {
+  const known = Object.entries(definitions).find(([, d]) => d === got);
+  assert.ok(
+    known === undefined ? definitions[String(current)] === undefined : known[0] === String(current),
+    `the golden vectors changed: bump ${constant} in src/fingerprint/fingerprint-version.ts first`,
+  );
+  return { ...definitions, [String(current)]: got };
 }
 
 interface Vector {
@@ -33,6 +56,7 @@ interface Vector {
   exact: string;
   features: number;
   textLength: number;
+  sketch: string;
 }
 
 const INLINE: Record<string, { html?: string; text?: string }> = {
@@ -70,6 +94,7 @@ async function compute(): Promise<Vector[]> {
         exact: fingerprintToHex(r.exactHi, r.exactLo),
         features: r.features,
         textLength: r.textLength,
+        sketch: Buffer.from(r.sketch).toString('hex'),
       });
     }
   }
@@ -80,19 +105,19 @@ describe('golden vectors', () => {
   it('fingerprints of fixed pages are unchanged', async () => {
     const got = await compute();
     const definitions = JSON.parse(readFileSync(DEFINITION_FILE, 'utf8')) as Record<string, string>;
+    const sketchDefinitions = JSON.parse(readFileSync(SKETCH_DEFINITION_FILE, 'utf8')) as Record<string, string>;
     if (process.env['UPDATE_GOLDEN'] === '1') {
-      const known = Object.entries(definitions).find(([, d]) => d === digest(got));
-      assert.ok(
-        known === undefined ? definitions[String(FINGERPRINT_DEFINITION)] === undefined : known[0] === String(FINGERPRINT_DEFINITION),
-        'the golden vectors changed: bump FINGERPRINT_DEFINITION in src/fingerprint/fingerprint-version.ts first',
-      );
+      const fingerprints = recordDefinition(definitions, FINGERPRINT_DEFINITION, digest(got), 'FINGERPRINT_DEFINITION');
+      const sketches = recordDefinition(sketchDefinitions, SKETCH_DEFINITION, sketchDigest(got), 'SKETCH_DEFINITION');
       writeFileSync(FILE, JSON.stringify(got, null, 1) + '\n');
-      writeFileSync(DEFINITION_FILE, JSON.stringify({ ...definitions, [String(FINGERPRINT_DEFINITION)]: digest(got) }, null, 1) + '\n');
+      writeFileSync(DEFINITION_FILE, JSON.stringify(fingerprints, null, 1) + '\n');
+      writeFileSync(SKETCH_DEFINITION_FILE, JSON.stringify(sketches, null, 1) + '\n');
       return;
     }
     const want = JSON.parse(readFileSync(FILE, 'utf8')) as Vector[];
     assert.deepEqual(got, want);
     assert.equal(definitions[String(FINGERPRINT_DEFINITION)], digest(want), 'FINGERPRINT_DEFINITION names these vectors');
+    assert.equal(sketchDefinitions[String(SKETCH_DEFINITION)], sketchDigest(want), 'SKETCH_DEFINITION names these sketches');
   });
 
   it('fingerprintVersion names the definition, the options and the Unicode version', () => {
