@@ -3,15 +3,21 @@
 # CLI on the harness corpus: one run per radius (radius+bands adds DEDUP_SECOND_STAGE_BANDS, else
 # bands 0; "0" is the stage off, "0+7" the default: 7 bands, no wider probe) at one similarity
 # threshold, scored like the defaults. Needs the corpus of `bash eval/run.sh` in
-# eval/.cache. Writes eval/results/cli-second-stage.json.
-# Usage: bash eval/second-stage.sh [radii, e.g. 0,0+7,4,6,4+7] [similarity]
+# eval/.cache (EVAL_STREAM=heldout: of `bash eval/heldout.sh`, in eval/.cache/heldout; measured
+# there, never chosen there). Writes eval/results/cli-second-stage.json (held-out:
+# eval/results/heldout-cli-second-stage.json).
+# Usage: [EVAL_STREAM=heldout] bash eval/second-stage.sh [radii, e.g. 0,0+7,4,6,4+7] [similarity]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-CACHE=eval/.cache
+case "${EVAL_STREAM:-tuning}" in
+  tuning) CACHE=eval/.cache; OUT=eval/results/cli-second-stage.json ;;
+  heldout) CACHE=eval/.cache/heldout; OUT=eval/results/heldout-cli-second-stage.json ;;
+  *) echo "eval/second-stage.sh: EVAL_STREAM must be tuning or heldout, not \"$EVAL_STREAM\"" >&2; exit 2 ;;
+esac
 RADII=${1:-0,0+7,4,5,6,8,4+7}
 SIMILARITY=${2:-0.85}
 if [[ ! -f $CACHE/pages.jsonl ]]; then
-  echo "eval/second-stage.sh: no corpus in $CACHE; run bash eval/run.sh first" >&2
+  echo "eval/second-stage.sh: no corpus in $CACHE; run bash eval/run.sh (held-out: bash eval/heldout.sh) first" >&2
   exit 2
 fi
 npx tsc -p tsconfig.json
@@ -31,10 +37,10 @@ for run in ${RADII//,/ }; do
 done
 node -e '
 const fs = require("node:fs");
-const [similarity, ...files] = process.argv.slice(1);
+const [out, similarity, ...files] = process.argv.slice(1);
 const runs = files.map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
-fs.writeFileSync("eval/results/cli-second-stage.json", JSON.stringify({ generatedBy: "eval/second-stage.sh", similarity: Number(similarity), runs }, null, 2) + "\n");
-const kinds = ["word-edit", "widget", "ad-banner", "mixed", "counter-timestamp", "damaged", "hard-negative"];
+fs.writeFileSync(out, JSON.stringify({ generatedBy: "eval/second-stage.sh", similarity: Number(similarity), runs }, null, 2) + "\n");
+const kinds = ["word-edit", "widget", "ad-banner", "mixed", "counter-timestamp", "damaged", "partly-untranslated", "hard-negative"].filter((k) => runs[0].scores.byKind[k] !== undefined);
 for (const r of runs) {
   const o = r.scores.overall;
   const byKind = kinds.map((k) => {
@@ -42,4 +48,4 @@ for (const r of runs) {
     return `${k} ${(100 * (k === "hard-negative" ? s.falsePositives / s.pages : s.recall)).toFixed(1)}%`;
   });
   console.log(`${r.command.split(" ").slice(0, 2).join(" ")}: P ${o.precision.toFixed(3)} R ${o.recall.toFixed(3)} F1 ${o.f1.toFixed(3)}, substantive edits called duplicate ${(100 * o.duplicateRateSubstantive).toFixed(1)}%; ${byKind.join(", ")}; ${r.seconds} s`);
-}' "$SIMILARITY" "${runs[@]}"
+}' "$OUT" "$SIMILARITY" "${runs[@]}"

@@ -93,7 +93,7 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
     '',
     sweep.cliAgreement === null
       ? ''
-      : `The library sweep (brute force over the same fingerprints, configuration "${sweep.cliAgreement.config}", k = ${sweep.cliAgreement.k}) reproduces ${sweep.cliAgreement.same} of the CLI's ${sweep.cliAgreement.compared} verdicts exactly${sweep.cliAgreement.secondStageConfirmed ? ` (the ${sweep.cliAgreement.secondStageConfirmed} duplicates the second stage confirmed compared as the first stage's novel)` : ''}${sweep.cliAgreement.same === sweep.cliAgreement.compared ? '' : ` (differences: ${sweep.cliAgreement.firstDifferences.join('; ')})`}.`,
+      : `The library sweep (brute force over the same fingerprints, configuration "${sweep.cliAgreement.config}", k = ${sweep.cliAgreement.k}, with the second stage's check of content numbers) reproduces ${sweep.cliAgreement.same} of the CLI's ${sweep.cliAgreement.compared} verdicts exactly${sweep.cliAgreement.secondStageConfirmed ? ` (the ${sweep.cliAgreement.secondStageConfirmed} duplicates the second stage confirmed compared as the first stage's novel)` : ''}${sweep.cliAgreement.same === sweep.cliAgreement.compared ? '' : ` (differences: ${sweep.cliAgreement.firstDifferences.join('; ')})`}.`,
   ].join('\n');
 }
 

@@ -38,7 +38,11 @@ function eligible(t: FingerprintTable, i: number, j: number, d: number): boolean
   return d === 0 || (t.short[i] === 0 && t.short[j] === 0);
 }
 
-export function nearestEarlier(t: FingerprintTable): Nearest {
+/**
+ * accept(i, j): a further condition on page j as page i's match (the second stage's check of
+ * content numbers, which holds within k too); it does not depend on k either.
+ */
+export function nearestEarlier(t: FingerprintTable, accept?: (i: number, j: number) => boolean): Nearest {
   const n = t.ids.length;
   const ref = new Int32Array(n).fill(-1);
   const distance = new Uint8Array(n).fill(NO_MATCH);
@@ -52,7 +56,7 @@ export function nearestEarlier(t: FingerprintTable): Nearest {
     for (let j = 0; j < i; j++) {
       if (t.errors[j] !== null) continue;
       const d = popcount32((h ^ hi[j]!) >>> 0) + popcount32((l ^ lo[j]!) >>> 0);
-      if (d < bestD && eligible(t, i, j, d)) {
+      if (d < bestD && eligible(t, i, j, d) && (accept === undefined || accept(i, j))) {
         bestD = d;
         best = j;
       }

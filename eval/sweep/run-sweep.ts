@@ -15,7 +15,7 @@ import { CONFIG_OPTIONS } from '../../src/config.js';
 import { parseVerdictLine, scoreVerdicts, type Scores } from '../score.js';
 import { FEATURE_BUCKETS, distancesBy, featureBucket, twoStageGrid, worstKindRecall, type TwoStageResult } from './analysis.js';
 import { chooseRecommended, compareVerdicts, planCosts } from './choose.js';
-import { confirmedVerdicts, contentSketches, featureSketchSimilarity, featureSketches, sketchConfirmedVerdicts } from './content-sketch.js';
+import { confirmedVerdicts, contentSketches, featureSketchSimilarity, featureSketches, sameContentNumbers, sketchConfirmedVerdicts } from './content-sketch.js';
 import { SWEEP_CONFIGS, describeChange } from './configs.js';
 import { fingerprintAll } from './fingerprint-all.js';
 import { loadCorpus } from './load-corpus.js';
@@ -188,8 +188,9 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   let cliAgreement = null;
   if (values.compare !== '') {
-    // The sweep is the first stage alone: a page the CLI's second stage confirmed is one the first
-    // stage called novel, so it is compared as that (and counted).
+    // The sweep is the first stage, with the second stage's check of content numbers (which holds
+    // within k too): a page the CLI's second stage confirmed beyond k is one the first stage called
+    // novel, so it is compared as that (and counted).
     let secondStageConfirmed = 0;
     const cli = readFileSync(values.compare, 'utf8').split('\n').filter((l) => l.trim() !== '').map((line) => {
       const v = parseVerdictLine(line);
@@ -199,7 +200,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     });
     const base = tables.get('default');
     if (base !== undefined) {
-      cliAgreement = { config: 'default', k: DEFAULT_K, secondStageConfirmed, ...compareVerdicts(verdictsAtK(base, nearestEarlier(base), DEFAULT_K), cli) };
+      const sketches = await featureSketches(corpus.contents);
+      const nearest = nearestEarlier(base, (i, j) => sameContentNumbers(sketches, i, j));
+      cliAgreement = { config: 'default', k: DEFAULT_K, secondStageConfirmed, ...compareVerdicts(verdictsAtK(base, nearest, DEFAULT_K), cli) };
       log(`batch CLI vs sweep (default, k=${DEFAULT_K}): ${cliAgreement.same}/${cliAgreement.compared} verdicts identical`);
     }
   }

@@ -21,10 +21,14 @@
  * (sketch-bands.ts) or, with a wider radius, lie within it; such a candidate
  * counts only if the feature sketches of the two pages (b-bit MinHash of the
  * same features, src/fingerprint/feature-sketch.ts) estimate their Jaccard
- * similarity at minSimilarity or more and hold the same content numbers. The rule stays "closest, ties to the
- * earliest" over the eligible pages; a first-stage match is always closer
- * than a second-stage one, so the second stage only adds duplicates where the
- * first found none.
+ * similarity at minSimilarity or more and hold the same content numbers. The
+ * content numbers are checked within k as well: a page with other versions or
+ * identifiers than its match (the release notes of the next version, the
+ * sibling class's API page) is another document, however few bits apart;
+ * such a candidate is turned down and the next eligible one counts. The rule
+ * stays "closest, ties to the earliest" over the eligible pages; a
+ * first-stage match is always closer than a second-stage one, so the second
+ * stage only adds duplicates where the first found none.
  *
  * A page id decided before gets its recorded verdict again and changes
  * nothing: redelivery after a crash, or replay, is idempotent, for as long as
@@ -36,7 +40,7 @@
 import { FingerprintIndex, createQueryResult, pushResult, type QueryResult } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
-import { SKETCH_BINS, confirmingBins } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, confirmingBins, isKnownSketch } from '../fingerprint/feature-sketch.js';
 import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
 
 export interface DecisionInput {
@@ -68,7 +72,8 @@ export interface Verdict {
   readonly sequence: number;
   /**
    * What the second stage did: 'confirmed' when the duplicate was found by it,
-   * 'rejected' when it had candidates and its sketches turned them all down,
+   * 'rejected' when it had candidates and turned them all down (by their sketches
+   * beyond k, by their content numbers within k too),
    * null when it did not run (off, repeated, or a first-stage match, or no candidate).
    */
   readonly secondStage: 'confirmed' | 'rejected' | null;
@@ -134,19 +139,22 @@ export interface SketchCheck {
   k: number;
   sketch: Uint8Array;
   minEqualBins: number;
-  /** Out: second-stage candidates turned down by their sketches. */
+  /** The probing page's sketch is known (loadSketch); without one, candidates within k are not checked. */
+  known: boolean;
+  /** Out: candidates turned down by their sketches (beyond k) or their content numbers (within k too). */
   rejected: number;
 }
 
 /** The check of a second stage (null when it is off), for the single index and every shard alike. */
 export function createSketchCheck(k: number, stage: SecondStage | null): SketchCheck | null {
-  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(stage.minSimilarity), rejected: 0 };
+  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(stage.minSimilarity), known: false, rejected: 0 };
 }
 
 /** Sets the probing page's sketch; without one, zeros, which agree with a stored sketch only by chance. */
 export function loadSketch(check: SketchCheck, sketch: Uint8Array | null | undefined): void {
   if (sketch != null && sketch.length === SKETCH_BINS) check.sketch.set(sketch);
   else check.sketch.fill(0);
+  check.known = isKnownSketch(check.sketch, 0);
 }
 
 /** The best candidate of one probe: ref -1 when there is none. */
@@ -174,10 +182,17 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
     const sequence = store.sequenceOf(ref);
     if (sequence >= before || sequence < notBefore) continue;
     if (distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
-    // Second stage: only once no first-stage match is known (one is always closer), and only on sketch agreement.
-    if (check !== null && distance > check.k) {
-      if (out.distance <= check.k || distance > out.distance) continue;
-      if (store.equalSketchBins(ref, check.sketch) < check.minEqualBins || !store.sameNumbers(ref, check.sketch)) {
+    if (check !== null) {
+      if (distance > check.k) {
+        // Second stage: only once no first-stage match is known (one is always closer), and only on sketch agreement.
+        if (out.distance <= check.k || distance > out.distance) continue;
+        if (store.equalSketchBins(ref, check.sketch) < check.minEqualBins || !store.sameNumbers(ref, check.sketch)) {
+          check.rejected++;
+          continue;
+        }
+      } else if (check.known && !store.sameNumbers(ref, check.sketch) && store.holdsSketch(ref)) {
+        // Within k, too, a page with other content numbers (release notes of another version, the
+        // sibling class's API page) is another document, however few bits its simhash moved.
         check.rejected++;
         continue;
       }

@@ -29,7 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { MINHASH_BINS, SKETCH_BINS, equalBins, sameNumbers } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, equalBins, isKnownSketch, sameNumbers } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
@@ -259,7 +259,7 @@ export class PageStore {
       if (sketch.length !== b) throw new DedupError('INDEX_LIMIT', `a feature sketch is ${b} bytes, not ${sketch.length}`);
       this.sketches.set(sketch, at);
       // An unknown sketch (zeros) is in no band: it would share every band with every other.
-      if (this.bandIndex !== null) this.bandIndex.add(ref, sketch, this.base, this.heldSketch);
+      if (this.bandIndex !== null && isKnownSketch(sketch, 0)) this.bandIndex.add(ref, sketch, this.base, this.heldSketch);
     }
   }
 
@@ -276,11 +276,8 @@ export class PageStore {
     if (this.sketchBytes !== SKETCH_BINS) throw new RangeError(`sketch bands need ${SKETCH_BINS}-byte sketches in the page store`);
     if (this.bandIndex?.bands === bands) return;
     const index = new SketchBands(bands);
-    const zero = new Uint8Array(SKETCH_BINS);
     for (let ref = this.base; ref < this.refLimit; ref++) {
-      if (!this.holds(ref)) continue;
-      const sketch = this.sketchOf(ref);
-      if (equalBins(sketch, 0, zero) < MINHASH_BINS) index.add(ref, sketch, this.base, this.heldSketch);
+      if (this.holds(ref) && this.holdsSketch(ref)) index.add(ref, this.sketchOf(ref), this.base, this.heldSketch);
     }
     this.bandIndex = index;
   }
@@ -301,6 +298,11 @@ export class PageStore {
   /** Whether ref's sketch and `sketch` have the same digest of content numbers (feature-sketch.ts). */
   sameNumbers(ref: number, sketch: Uint8Array): boolean {
     return sameNumbers(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
+  }
+
+  /** Whether ref's sketch is known: a stored sketch of zeros in every bin is none (setSketch without one). */
+  holdsSketch(ref: number): boolean {
+    return isKnownSketch(this.sketches, (ref - this.base) * this.sketchBytes);
   }
 
   /** A view of ref's sketch (valid until the store changes). */

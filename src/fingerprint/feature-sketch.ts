@@ -74,6 +74,15 @@ export function sameNumbers(a: Uint8Array, aAt: number, b: Uint8Array): boolean 
   return true;
 }
 
+/**
+ * Whether the sketch at a[aAt...] is a page's: a store writes zeros in every bin for a page whose
+ * sketch it was not given, and no page with features has all its bins zero but by a 1 in 256^56 chance.
+ */
+export function isKnownSketch(a: Uint8Array, aAt: number): boolean {
+  for (let k = 0; k < MINHASH_BINS; k++) if (a[aAt + k] !== 0) return true;
+  return false;
+}
+
 /** Estimated Jaccard similarity from the number of equal bins (b-bit correction for chance 8-bit agreement). */
 export function similarityOfEqualBins(equal: number): number {
   const chance = 1 / 256;
