@@ -42,7 +42,8 @@ export function featureSketch(entryA: Int32Array | Uint32Array, entryB: Int32Arr
   mins.fill(EMPTY);
   for (let e = 0; e < count; e++) {
     const h = fmix(entryA[e]! ^ Math.imul(entryB[e]! ^ SKETCH_SEED, 0x9e3779b1));
-    const bin = Math.floor(((h >>> 0) * MINHASH_BINS) / 4294967296);
+    // floor(h * MINHASH_BINS / 2^32) for h as unsigned, in small-integer arithmetic (h split at bit 16).
+    const bin = ((h >>> 16) * MINHASH_BINS + (((h & 0xffff) * MINHASH_BINS) >>> 16)) >>> 16;
     const value = fmix(h ^ entryB[e]!) >>> 0;
     if (value < mins[bin]!) mins[bin] = value;
   }
