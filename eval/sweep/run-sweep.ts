@@ -161,9 +161,12 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   secondStage.push({ first: recommended.name, second: 'content-sketch', grid: sketchGrid });
 
-  // The product's own second sketch: b-bit one-permutation MinHash of the default features (64 bytes per page).
+  // The product's own second sketch: b-bit one-permutation MinHash of the default features (64 bytes
+  // per page), computed once for the grid below and the CLI cross-check.
+  let defaultSketches: Promise<Uint8Array> | undefined;
+  const sketchesOfDefault = (): Promise<Uint8Array> => (defaultSketches ??= featureSketches(corpus.contents));
   if (recommended.name === 'default') {
-    const fs = await featureSketches(corpus.contents);
+    const fs = await sketchesOfDefault();
     const grid = [];
     for (const k1 of [3, 4, 6, 8, 10]) {
       for (const threshold of [0.5, 0.6, 0.7, 0.8, 0.9]) {
@@ -200,7 +203,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     });
     const base = tables.get('default');
     if (base !== undefined) {
-      const sketches = await featureSketches(corpus.contents);
+      const sketches = await sketchesOfDefault();
       const nearest = nearestEarlier(base, (i, j) => sameContentNumbers(sketches, i, j));
       cliAgreement = { config: 'default', k: DEFAULT_K, secondStageConfirmed, ...compareVerdicts(verdictsAtK(base, nearest, DEFAULT_K), cli) };
       log(`batch CLI vs sweep (default, k=${DEFAULT_K}): ${cliAgreement.same}/${cliAgreement.compared} verdicts identical`);

@@ -28,6 +28,29 @@ export function htmlToText(html: string): string {
   return html.replace(/<(script|style)[^]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' ');
 }
 
+/** A version (digits '.' digits) in a page's text, outside tags. */
+const VERSION_IN_TEXT = />[^<]*?\b(\d+)\.(\d+)\b/g;
+
+/** The fixture pages with a version in their text. */
+export function pagesWithVersions(): string[] {
+  return fixtureNames()
+    .map(readFixture)
+    .filter((html) => html.match(VERSION_IN_TEXT) !== null);
+}
+
+/**
+ * A sibling of `html` as a site's generator makes one (the release notes of the next version):
+ * its pick-th version in the text raised by delta in the minor part, everywhere it occurs in text.
+ */
+export function withOtherVersion(html: string, pick: number, delta: number): { html: string; from: string; to: string } {
+  const found = [...html.matchAll(VERSION_IN_TEXT)];
+  const m = found[pick % found.length]!;
+  const from = `${m[1]}.${m[2]}`;
+  const to = `${m[1]}.${Number(m[2]) + delta}`;
+  const re = new RegExp(`\\b${m[1]}\\.${m[2]}\\b`, 'g');
+  return { html: html.replace(/>[^<]*/g, (t) => t.replace(re, to)), from, to };
+}
+
 /** Deterministic PRNG (mulberry32) for seeded random tests. */
 export function seeded(seed: number): () => number {
   let s = seed >>> 0;
