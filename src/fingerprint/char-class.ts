@@ -42,6 +42,12 @@ export const IGNORE = 9;
 export const CONTROL = 10;
 
 export const CLASS = new Uint8Array(65536);
+
+/** Invisible when rendered and no word boundary: IGNORE (bidi marks, soft hyphens, ZWJ, BOM, NUL) and CONTROL. */
+export function isInvisible(c: number): boolean {
+  const cls = CLASS[c];
+  return cls === IGNORE || cls === CONTROL;
+}
 export const FOLD = new Uint16Array(65536);
 
 function build(): void {

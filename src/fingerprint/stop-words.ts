@@ -58,6 +58,7 @@ export const DATE_CUE_WORDS: readonly string[] = [
   'zaktualizowano opublikowano',
   'обновлено опубликовано изменено создано',
   '更新 更新于 发布 发布于 发表于 于 最后 最后更新 投稿 公開 更新日',
+  '최종 수정일 수정 업데이트 게시 게시일 작성 작성일 생성 조회 조회수 댓글',
 ]
   .join(' ')
   .split(' ');

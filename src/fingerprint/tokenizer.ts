@@ -26,7 +26,7 @@
  *   continuesMisreadUtf8). Binary read as Latin-1 has its C1 bytes anywhere,
  *   so they still count.
  */
-import { APOS, CLASS, CONTROL, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan } from './char-class.js';
+import { APOS, CLASS, CONTROL, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan, isInvisible } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
 import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash.js';
 import type { StaticTable64 } from './hash-table-64.js';
@@ -60,6 +60,12 @@ export const NUM_B = scratch[1]! | 0;
 
 const DATE_SUFFIX = new Uint8Array(65536);
 for (let i = 0; i < CJK_DATE_SUFFIXES.length; i++) DATE_SUFFIX[CJK_DATE_SUFFIXES.charCodeAt(i)] = 1;
+
+/** The index after the invisible characters (isInvisible) from i. */
+function skipInvisible(text: Uint16Array, i: number, n: number): number {
+  while (i < n && isInvisible(text[i]!)) i++;
+  return i;
+}
 
 /** The index after the invisible characters (IGNORE: bidi marks, soft hyphens, ZWJ, BOM, NUL) from i. */
 function skipIgnorable(text: Uint16Array, i: number, n: number): number {
@@ -151,11 +157,15 @@ const COUNTER_WORDS = new Set(
     // Polish, Russian, Ukrainian
     'wyświetleń wyświetlenia komentarzy komentarze',
     'просмотров просмотра просмотр комментариев комментария комментарий ответов ответа переглядів коментарів',
+    // Korean counters, written onto the number or after it: 조회 1,234회 (views), 댓글 5개 or 5건 (comments), 구독자 12명
+    '회 개 건 명',
   ]
     .join(' ')
     .split(' '),
 );
 const TIME_UNITS = new Set('second seconds sec secs minute minutes min mins hour hours hr hrs day days week weeks month months year years'.split(' '));
+/** Korean date and time units written onto their numbers: 2022년 9월 26일 16시 20분 10초. */
+const HANGUL_DATE_UNITS = ['년', '월', '일', '시', '분', '초'];
 /** Han characters that, after a number, count something: 阅读 5 次, 3 条评论, コメント 2 件, 10 回閲覧. */
 const CJK_COUNTERS = '次条則件回';
 
@@ -168,9 +178,10 @@ function skipSpace(text: Uint16Array, i: number, n: number): number {
 function nextWord(text: Uint16Array, i: number, n: number): [string, number] {
   i = skipSpace(text, i, n);
   let w = '';
-  while (i < n && w.length < 24 && CLASS[text[i]!] === WORD) {
-    w += String.fromCharCode(FOLD[text[i]!]!);
-    i++;
+  for (; i < n && w.length < 24; i++) {
+    const cls = CLASS[text[i]!];
+    if (cls === WORD) w += String.fromCharCode(FOLD[text[i]!]!);
+    else if (cls !== IGNORE && cls !== CONTROL) break;
   }
   return [w, i];
 }
@@ -189,11 +200,28 @@ const DATE_OR_TIME = 0;
  * line added to a page adds no word of its own to the shingles.
  */
 function dateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number): number {
-  // The group: alphanumerics joined by - / . : , + around the number, at most 40 units each side.
+  // A counter's word or a Korean date unit written onto the number: "16,222회", "118개", "2022년", "539ms".
+  let ls = e;
+  while (ls > s && CLASS[text[ls - 1]!] !== DIGIT) ls--;
+  if (ls < e) {
+    let suffix = '';
+    for (let k = ls; k < e; k++) if (CLASS[text[k]!] === WORD) suffix += String.fromCharCode(FOLD[text[k]!]!);
+    if (COUNTER_WORDS.has(suffix) || HANGUL_DATE_UNITS.includes(suffix)) return DATE_OR_TIME;
+  }
+  // The group: alphanumerics joined by - / . : , + around the number, at most 40 units each side;
+  // invisible characters (a bidi mark, a NUL) inside it are skipped, as a browser shows nothing for them.
   let gs = s;
-  while (gs > 0 && s - gs < 40 && (isAsciiAlnum(text[gs - 1]!) || (isJoiner(text[gs - 1]!) && gs > 1 && isAsciiAlnum(text[gs - 2]!)))) gs--;
+  while (gs > 0 && s - gs < 40) {
+    const c = text[gs - 1]!;
+    if (isAsciiAlnum(c) || isInvisible(c) || (isJoiner(c) && gs > 1 && (isAsciiAlnum(text[gs - 2]!) || isInvisible(text[gs - 2]!)))) gs--;
+    else break;
+  }
   let ge = e;
-  while (ge < n && ge - e < 40 && (isAsciiAlnum(text[ge]!) || (isJoiner(text[ge]!) && ge + 1 < n && isAsciiAlnum(text[ge + 1]!)))) ge++;
+  while (ge < n && ge - e < 40) {
+    const c = text[ge]!;
+    if (isAsciiAlnum(c) || isInvisible(c) || (isJoiner(c) && ge + 1 < n && (isAsciiAlnum(text[ge + 1]!) || isInvisible(text[ge + 1]!)))) ge++;
+    else break;
+  }
   // Dates and times need a '-', '/', '.' or ':' inside the group; most numbers (and versions
   // without a year) skip the regular expressions.
   let colon = false;
@@ -205,7 +233,7 @@ function dateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number): 
   }
   if (colon || separated) {
     let group = '';
-    for (let k = gs; k < ge; k++) group += String.fromCharCode(text[k]!);
+    for (let k = gs; k < ge; k++) if (!isInvisible(text[k]!)) group += String.fromCharCode(text[k]!);
     if (colon && TIME.test(group)) return DATE_OR_TIME;
     if (separated && (YEAR_FIRST.test(group) || YEAR_LAST.test(group))) return DATE_OR_TIME;
   }
@@ -285,8 +313,9 @@ export class Tokenizer {
         i++;
         continue;
       }
-      // A number keeps its joiners: "1.5.11", "8.1.2", "1,234" and "v2.0" are one token each.
-      if (digit && i + 1 < n && isJoiner(c) && CLASS[text[i + 1]!] === DIGIT) {
+      // A number keeps its joiners: "1.5.11", "8.1.2", "1,234" and "v2.0" are one token each, and
+      // so is "3.\u202a1" (an invisible character after the joiner renders as nothing).
+      if (digit && i + 1 < n && isJoiner(c) && CLASS[text[skipInvisible(text, i + 1, n)]!] === DIGIT) {
         wa = mix(wa, c);
         wb = mix(wb, c);
         wlen++;

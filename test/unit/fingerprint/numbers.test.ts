@@ -103,13 +103,16 @@ describe('numbers', () => {
     const dates = fc.date({ min: new Date('1990-01-01'), max: new Date('2030-12-31'), noInvalidDate: true });
     const item = fc.oneof(
       fc.tuple(fc.nat(10_000_000), fc.constantFrom('views', 'comments', 'Kommentare', 'commentaires', 'просмотров')).map(([n, w]) => `${n.toLocaleString('en-US')} ${w}`),
-      fc.tuple(dates, fc.nat(6)).map(([d, style]) => {
+      fc.tuple(dates, fc.nat(8)).map(([d, style]) => {
         const iso = d.toISOString().slice(0, 10);
         const long = d.toLocaleDateString('en-US', { dateStyle: 'long', timeZone: 'UTC' });
         const dotted = `${String(d.getUTCDate()).padStart(2, '0')}.${String(d.getUTCMonth() + 1).padStart(2, '0')}.${d.getUTCFullYear()}`;
         const zh = `${d.getUTCFullYear()}年${d.getUTCMonth() + 1}月${d.getUTCDate()}日`;
-        return [`Last updated ${iso}`, `Posted on ${long}`, `Mis à jour le ${iso}`, `Zuletzt aktualisiert am ${dotted}`, `Publicado el ${iso}`, `更新于${zh}`, `Updated ${iso}`][style]!;
+        const ko = `${d.getUTCFullYear()}년 ${d.getUTCMonth() + 1}월 ${d.getUTCDate()}일`;
+        return [`Last updated ${iso}`, `Posted on ${long}`, `Mis à jour le ${iso}`, `Zuletzt aktualisiert am ${dotted}`, `Publicado el ${iso}`, `更新于${zh}`, `Updated ${iso}`, `최종 수정일 ${iso}`, `작성일 ${ko}`][style]!;
       }),
+      // Korean counters are written onto their numbers: views 조회 N회, comments 댓글 N개.
+      fc.tuple(fc.nat(10_000_000), fc.constantFrom('조회 #회', '댓글 #개', '댓글 #건', '조회수 #회')).map(([n, w]) => w.replace('#', n.toLocaleString('en-US'))),
     );
     const line = fc.array(item, { minLength: 1, maxLength: 3 }).map((items) => items.join(' · '));
     fc.assert(
@@ -123,6 +126,38 @@ describe('numbers', () => {
       }),
       { numRuns: 300, seed: 9 },
     );
+  });
+
+  it('invisible characters inside a number, a version, a date or a time of a real page leave its fingerprint and sketch as they were', () => {
+    // A bidi mark, a soft hyphen, a NUL or a C0 control renders as nothing, so "3.\u202a1" is the
+    // version 3.1 a reader sees, and "2024-\u200e05-06" a date: neither may become other content numbers.
+    const texts = fixtureNames()
+      .map((name) => htmlToText(readFixture(name)))
+      .filter((t) => /\d[.,:/-]\d/.test(t));
+    const invisible = fc.constantFrom('\u200e', '\u200f', '\u202a', '\u202c', '\u202e', '\u2066', '\u2069', '\ufeff', '\u00ad', '\u200d', '\u0000', '\u0007', '\u0003');
+    const NUMBER = /\d+(?:[.,:/-]\d+)+/g;
+    let inside = 0;
+    fc.assert(
+      fc.property(fc.nat(texts.length - 1), fc.array(fc.tuple(fc.nat(), fc.nat(), invisible), { minLength: 1, maxLength: 4 }), (which, marks) => {
+        const text = texts[which]!;
+        const numbers = [...text.matchAll(NUMBER)];
+        // Positions strictly inside a number with joiners, after a joiner in half of them.
+        const at = marks.map(([pick, offset, mark]) => {
+          const m = numbers[pick % numbers.length]!;
+          const joiners = [...m[0].matchAll(/[.,:/-]/g)].map((j) => j.index + 1);
+          const i = offset % 2 === 0 ? joiners[offset % joiners.length]! : 1 + (offset % (m[0].length - 1));
+          return [m.index + i, mark] as const;
+        });
+        let damaged = text;
+        for (const [i, mark] of [...at].sort((x, y) => y[0] - x[0])) damaged = damaged.slice(0, i) + mark + damaged.slice(i);
+        inside += at.length;
+        const x = fp.fingerprint({ text });
+        const y = fp.fingerprint({ text: damaged });
+        assert.deepEqual([y.hi, y.lo, y.exactHi, y.exactLo, Buffer.from(y.sketch).toString('hex')], [x.hi, x.lo, x.exactHi, x.exactLo, Buffer.from(x.sketch).toString('hex')], `page ${which}`);
+      }),
+      { numRuns: 200, seed: 17 },
+    );
+    assert.ok(inside >= 200);
   });
 
   it('siblings of real pages that differ in their version numbers are mostly told apart at k = 3', () => {
