@@ -15,12 +15,13 @@ case "${EVAL_STREAM:-tuning}" in
   *) echo "eval/second-stage.sh: EVAL_STREAM must be tuning or heldout, not \"$EVAL_STREAM\"" >&2; exit 2 ;;
 esac
 RADII=${1:-0,0+7,4,5,6,8,4+7}
-SIMILARITY=${2:-0.85}
 if [[ ! -f $CACHE/pages.jsonl ]]; then
   echo "eval/second-stage.sh: no corpus in $CACHE; run bash eval/run.sh (held-out: bash eval/heldout.sh) first" >&2
   exit 2
 fi
 npx tsc -p tsconfig.json
+# The product's default threshold unless one is given.
+SIMILARITY=${2:-$(node --input-type=module -e 'import { loadConfig } from "./dist/src/config.js"; console.log(loadConfig({}).secondStageSimilarity)')}
 runs=()
 for run in ${RADII//,/ }; do
   radius=${run%%+*}

@@ -19,10 +19,10 @@
  * config): simhash within k bits stays the first stage. Earlier pages beyond
  * k become candidates when they share a sketch band with the page
  * (sketch-bands.ts) or, with a wider radius, lie within it; such a candidate
- * counts only if the feature sketches of the two pages (b-bit MinHash of the
- * same features, src/fingerprint/feature-sketch.ts) estimate their Jaccard
- * similarity at minSimilarity or more and hold the same content numbers. The
- * content numbers are checked within k as well: a page with other versions or
+ * counts only if the sketches of the two pages (b-bit MinHash of their words,
+ * src/fingerprint/feature-sketch.ts) estimate their Jaccard similarity at
+ * minSimilarity or more and hold the same content numbers and identifiers
+ * with an underscore. These are checked within k as well: a page with other versions or
  * identifiers than its match (the release notes of the next version, the
  * sibling class's API page) is another document, however few bits apart;
  * such a candidate is turned down and the next eligible one counts. The rule

@@ -295,7 +295,7 @@ export class PageStore {
     return equalBins(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
   }
 
-  /** Whether ref's sketch and `sketch` have the same digest of content numbers (feature-sketch.ts). */
+  /** Whether ref's sketch and `sketch` have the same digest of content numbers and identifiers (feature-sketch.ts). */
   sameNumbers(ref: number, sketch: Uint8Array): boolean {
     return sameNumbers(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
   }

@@ -1,24 +1,37 @@
 /**
- * A second, per-page sketch of the same features the simhash uses, for the
- * second stage that confirms candidates beyond k (src/dedup/decider.ts), 64
- * bytes per page:
+ * A second, per-page sketch for the second stage that confirms candidates
+ * beyond k (src/dedup/decider.ts), 64 bytes per page:
  *
  * - MINHASH_BINS (56) bins of one-permutation MinHash (Li, Owen & Zhang, NIPS
  *   2012) with rotation densification for empty bins (Shrivastava & Li, ICML
  *   2014), each bin keeping the low 8 bits of its minimum (b-bit MinHash, Li &
  *   König, WWW 2010). Unlike 64 simhash bits, the fraction of equal bins
- *   estimates the Jaccard similarity of the two pages' feature sets (weights
- *   ignored), which tells "three words changed" from "a paragraph rewritten";
+ *   estimates the Jaccard similarity of the two pages' sets of words, which
+ *   tells "three words changed" from "a paragraph rewritten";
  * - NUMBERS_BYTES (8): an order-free digest of the distinct content numbers
- *   of the page (a version, an identifier with digits): of the number tokens,
- *   not of the features that hold them, so that a word edited beside a number
- *   leaves the digest as it was. Two pages of one template with the same
- *   prose and other versions have most features, and so most bins, in common
- *   (a hard negative); on the tuning corpus 110 of the 115 hard negatives with
- *   an estimated similarity of 0.85 or more had other content numbers, against
- *   1 of 114 word edits (an edit that cut an identifier with digits).
+ *   of the page (a version, an identifier with digits) and of its identifiers
+ *   with an underscore (identifiers.ts): of the number tokens and
+ *   identifiers, not of the features that hold them, so that a word edited
+ *   beside a number leaves the digest as it was. Two pages of one template
+ *   with the same prose and other versions or constants have most words, and
+ *   so most bins, in common (a hard negative); only their numbers and
+ *   identifiers tell them apart.
  *
- * One hash per feature, and one per distinct content number.
+ * The fingerprinter (fingerprinter.ts) adds the page's words: the tokens its
+ * shingles are made of, stop words and counters or dates left out. Not the
+ * shingles, as sketch definitions up to 3 did: a word edited in prose changes
+ * every shingle that holds it, so a few scattered edits on a short page moved
+ * the shingle set more than a rewritten paragraph moves it (whose shingles
+ * change only once each), and the two could not be told apart. On word edits
+ * and substantive edits generated from the tuning corpus's originals
+ * (eval/sweep/sketch-words.ts), each sketch at the threshold chosen for it on
+ * the tuning stream (words 0.875, shingles 0.85), word edits on pages of
+ * fewer than 150 features were confirmed 525 of 558 times against 473, and
+ * fewer substantive edits were confirmed at every page length (62 of 2055
+ * against 70).
+ *
+ * One hash per word occurrence (a repeat cannot lower a minimum), and one per
+ * distinct content number or identifier.
  */
 import { fmix } from './feature-hash.js';
 
@@ -29,7 +42,49 @@ export const NUMBERS_BYTES = SKETCH_BINS - MINHASH_BINS;
 const SKETCH_SEED = 0x6a09e667;
 const EMPTY = 0xffffffff;
 
-const mins = new Uint32Array(MINHASH_BINS);
+/**
+ * Accumulates one page's sketch: add() each feature (repeats change nothing: a minimum is a
+ * minimum), then write() the bins and the digest.
+ */
+export class FeatureSketcher {
+  private readonly mins = new Uint32Array(MINHASH_BINS).fill(EMPTY);
+  private added = 0;
+
+  reset(): void {
+    this.mins.fill(EMPTY);
+    this.added = 0;
+  }
+
+  add(a: number, b: number): void {
+    const h = fmix(a ^ Math.imul(b ^ SKETCH_SEED, 0x9e3779b1));
+    // floor(h * MINHASH_BINS / 2^32) for h as unsigned, in small-integer arithmetic (h split at bit 16).
+    const bin = ((h >>> 16) * MINHASH_BINS + (((h & 0xffff) * MINHASH_BINS) >>> 16)) >>> 16;
+    const value = fmix(h ^ b) >>> 0;
+    if (value < this.mins[bin]!) this.mins[bin] = value;
+    this.added++;
+  }
+
+  /** Writes the sketch (SKETCH_BINS bytes) into out, with numbersA and numbersB as its digest of content numbers. */
+  write(out: Uint8Array, numbersA = 0, numbersB = 0): void {
+    const mins = this.mins;
+    const empty = this.added === 0;
+    for (let k = 0; k < MINHASH_BINS; k++) {
+      let v = mins[k]!;
+      // Densification: an empty bin borrows the next non-empty bin's value (rotation), salted by the distance.
+      for (let step = 1; v === EMPTY && step < MINHASH_BINS && !empty; step++) {
+        const w = mins[(k + step) % MINHASH_BINS]!;
+        if (w !== EMPTY) v = fmix(w + step) >>> 0;
+      }
+      out[k] = empty ? 0 : v & 0xff;
+    }
+    for (let k = 0; k < 4; k++) {
+      out[MINHASH_BINS + k] = (numbersA >>> (8 * k)) & 0xff;
+      out[MINHASH_BINS + 4 + k] = (numbersB >>> (8 * k)) & 0xff;
+    }
+  }
+}
+
+const sketcher = new FeatureSketcher();
 
 /**
  * Writes the sketch of the feature set (entryA/entryB[0..count)) into out (SKETCH_BINS bytes):
@@ -39,27 +94,9 @@ const mins = new Uint32Array(MINHASH_BINS);
  * most features, and so most bins, and only their numbers tell them apart.
  */
 export function featureSketch(entryA: Int32Array | Uint32Array, entryB: Int32Array | Uint32Array, count: number, out: Uint8Array, numbersA = 0, numbersB = 0): void {
-  mins.fill(EMPTY);
-  for (let e = 0; e < count; e++) {
-    const h = fmix(entryA[e]! ^ Math.imul(entryB[e]! ^ SKETCH_SEED, 0x9e3779b1));
-    // floor(h * MINHASH_BINS / 2^32) for h as unsigned, in small-integer arithmetic (h split at bit 16).
-    const bin = ((h >>> 16) * MINHASH_BINS + (((h & 0xffff) * MINHASH_BINS) >>> 16)) >>> 16;
-    const value = fmix(h ^ entryB[e]!) >>> 0;
-    if (value < mins[bin]!) mins[bin] = value;
-  }
-  for (let k = 0; k < MINHASH_BINS; k++) {
-    let v = mins[k]!;
-    // Densification: an empty bin borrows the next non-empty bin's value (rotation), salted by the distance.
-    for (let step = 1; v === EMPTY && step < MINHASH_BINS && count > 0; step++) {
-      const w = mins[(k + step) % MINHASH_BINS]!;
-      if (w !== EMPTY) v = fmix(w + step) >>> 0;
-    }
-    out[k] = count === 0 ? 0 : v & 0xff;
-  }
-  for (let k = 0; k < 4; k++) {
-    out[MINHASH_BINS + k] = (numbersA >>> (8 * k)) & 0xff;
-    out[MINHASH_BINS + 4 + k] = (numbersB >>> (8 * k)) & 0xff;
-  }
+  sketcher.reset();
+  for (let e = 0; e < count; e++) sketcher.add(entryA[e]!, entryB[e]!);
+  sketcher.write(out, numbersA, numbersB);
 }
 
 /** Equal bins of the sketch at a[aAt, aAt + SKETCH_BINS) and the sketch b (MINHASH_BINS at most). */

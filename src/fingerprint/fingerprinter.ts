@@ -11,9 +11,10 @@
 import { ConfigError } from '../errors.js';
 import { loadJiebaSegmenter, type CjkSegmenter } from './cjk-segmenter.js';
 import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix } from './feature-hash.js';
-import { SKETCH_BINS, featureSketch } from './feature-sketch.js';
+import { FeatureSketcher, SKETCH_BINS } from './feature-sketch.js';
 import { FeatureCounter, type StaticTable64 } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
+import { nextIdentifier } from './identifiers.js';
 import { holdsMojibake, repairMojibake, repairMojibakeString } from './mojibake.js';
 import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
@@ -81,7 +82,7 @@ export interface FingerprintResult {
   /** No content features at all (empty, markup only, or binary junk). */
   empty: boolean;
   /**
-   * b-bit MinHash sketch of the feature set (SKETCH_BINS bytes,
+   * b-bit MinHash sketch of the page's words (SKETCH_BINS bytes,
    * feature-sketch.ts): the second stage's check beyond k bits.
    */
   sketch: Uint8Array;
@@ -90,7 +91,7 @@ export interface FingerprintResult {
 export interface Fingerprinter {
   readonly options: Readonly<FeatureOptions>;
   fingerprint(page: PageContent): FingerprintResult;
-  /** The b-bit MinHash sketch (feature-sketch.ts, SKETCH_BINS bytes) of the features of the page last fingerprinted. */
+  /** The b-bit MinHash sketch (feature-sketch.ts, SKETCH_BINS bytes) of the words of the page last fingerprinted. */
   featureSketch(out: Uint8Array): void;
 }
 
@@ -161,12 +162,20 @@ class SimhashFingerprinter implements Fingerprinter {
   private readonly ringNum: Uint8Array;
   private readonly ringIdf: Float64Array;
   /**
-   * Digest of the distinct content numbers of the page (featureSketch's last bytes): of the number
-   * tokens, not of the shingles that hold them, so an edit next to a number leaves it as it was.
+   * Digest of the distinct content numbers of the page and of its identifiers with an underscore
+   * (identifiers.ts; the sketch's last bytes): of the number tokens and identifiers, not of the
+   * shingles that hold them, so an edit next to a number leaves it as it was.
    */
   private numbersA = 0;
   private numbersB = 0;
   private readonly numbersSeen = new FeatureCounter(64);
+  private readonly identifier = new Uint32Array(2);
+  /**
+   * The second stage's sketch (feature-sketch.ts) of the page's words: the tokens the shingles are
+   * made of, stop words and counters left out, so that an edited word moves it by one word, not by
+   * the shingles around it.
+   */
+  private readonly words = new FeatureSketcher();
 
   constructor(
     readonly options: Readonly<FeatureOptions>,
@@ -234,7 +243,9 @@ class SimhashFingerprinter implements Fingerprinter {
     this.numbersA = 0;
     this.numbersB = 0;
     this.numbersSeen.reset();
+    this.words.reset();
     if (!binary) this.collectFeatures(len);
+    if (!binary) this.noteIdentifiers(text.units, text.length);
     const features = counter.size;
 
     if (this.weights.length < features) this.weights = new Float64Array(counter.entryA.length);
@@ -250,7 +261,7 @@ class SimhashFingerprinter implements Fingerprinter {
     }
     this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out);
     const sketch = new Uint8Array(SKETCH_BINS);
-    featureSketch(counter.entryA, counter.entryB, features, sketch, this.numbersA, this.numbersB);
+    this.featureSketch(sketch);
     return {
       hi: this.out[0]!,
       lo: this.out[1]!,
@@ -265,7 +276,7 @@ class SimhashFingerprinter implements Fingerprinter {
   }
 
   featureSketch(out: Uint8Array): void {
-    featureSketch(this.counter.entryA, this.counter.entryB, this.counter.size, out, this.numbersA, this.numbersB);
+    this.words.write(out, this.numbersA, this.numbersB);
   }
 
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
@@ -286,6 +297,7 @@ class SimhashFingerprinter implements Fingerprinter {
       const kind = tn[i]!;
       if (stop !== undefined && kind === TOKEN_WORD && stop.get(a, b, 0) === 1) continue;
       if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
+      if (kind !== TOKEN_NUM) this.words.add(a, b);
       if (n === 1) {
         if (kind === TOKEN_NUM) continue;
         const e = counter.add(a, b);
@@ -323,6 +335,18 @@ class SimhashFingerprinter implements Fingerprinter {
     if (words === 0) return;
     const e = this.counter.add(fmix(sa ^ size), fmix(sb ^ size));
     if (e < 0) this.counter.extraOf[~e] = (this.idf !== undefined ? idfSum / size : 1) * (numbers > 0 ? NUMBER_WEIGHT : 1);
+  }
+
+  /** Adds the identifiers with an underscore of text[0..n) (identifiers.ts) to the page's digest of content numbers. */
+  private noteIdentifiers(units: Uint16Array, n: number): void {
+    if (n === 0) return;
+    const text = units.subarray(0, n);
+    const h = this.identifier;
+    for (let at = nextIdentifier(text, 0, h); at >= 0; at = nextIdentifier(text, at, h)) {
+      const a = h[0]! | 0;
+      const b = h[1]! | 0;
+      if (this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
+    }
   }
 
   /** Adds a distinct content number (its token's hashes) to the page's digest of them (order-free). */

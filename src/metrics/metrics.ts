@@ -89,7 +89,7 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
     }),
     secondStage: new Counter({
       name: 'dedup_second_stage_total',
-      help: 'Second-stage outcomes (DEDUP_SECOND_STAGE_BANDS, DEDUP_SECOND_STAGE_RADIUS): confirmed = a duplicate found beyond k and confirmed by the feature sketches; rejected = candidates all turned down, beyond k by their sketches, within k too by their content numbers (the page stayed novel; single mode and the batch CLI only, as a shard\u2019s rejections never leave it).',
+      help: 'Second-stage outcomes (DEDUP_SECOND_STAGE_BANDS, DEDUP_SECOND_STAGE_RADIUS): confirmed = a duplicate found beyond k and confirmed by the feature sketches; rejected = candidates all turned down, beyond k by their sketches, within k too by their content numbers and identifiers (the page stayed novel; single mode and the batch CLI only, as a shard\u2019s rejections never leave it).',
       labelNames: ['outcome'] as const,
       registers,
     }),

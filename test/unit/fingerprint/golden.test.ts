@@ -70,6 +70,8 @@ const INLINE: Record<string, { html?: string; text?: string }> = {
   'inline:body-class-html': {
     html: '<html><body class="single post-template-default has-sidebar"><main><p>A page whose body class names a sidebar keeps its content: boilerplate rules look at parts of a page, never at the page itself.</p></main></body></html>',
   },
+  'inline:korean-counters': { text: '글꼴 및 글꼴 크기 조회 16,222회 · 댓글 118개 · 최종 수정일 2022-09-26. 적분 및 합계 범위는 2022년 9월 26일에 버전 7.4.2에서 바뀌었습니다.' },
+  'inline:invisible-in-numbers': { text: 'Django 3.\u202a1 renamed mysql.\u200fW003 (Listing 2-\u200e4, src/main.rs\u202a:10:5) on 2024-\u200e05-06 10:\u200d31; release v0.\u00003.0.' },
   'inline:mixed-html': {
     html: '<html><head><title>Caf&eacute; &amp; Co</title></head><body><nav>Home</nav><p>Ünïcödé wörds, 日本語のテキスト, 1,234 views.</p></body></html>',
   },

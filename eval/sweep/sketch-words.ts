@@ -1,0 +1,124 @@
+/**
+ * What the second stage's sketch should be a sketch of: the page's words
+ * (sketch definition 4, the product's) or its shingles (definitions up to 3).
+ * From the tuning corpus's originals (never the held-out stream's), this
+ * makes word edits (editWords, the generator's own), substantive edits
+ * (substantiveEdit, 10% to 50% of the text from a page of the same doc set)
+ * and pairs of distinct pages of one doc set, and counts per page length how
+ * many each sketch confirms at a threshold, with the same digest of content
+ * numbers, as the decider asks. Writes eval/results/sketch-words.json.
+ *
+ *   node dist/eval/sweep/sketch-words.js [--pages P] [--labels L] [--out F] [--seed S]
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { featureSketch, sameNumbers, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
+import { SKETCH_BINS, createFingerprinter, type Fingerprinter } from '../../src/fingerprint/index.js';
+import { Rng } from '../corpus/prng.js';
+import { substantiveEdit, type SubstantiveEdit } from '../corpus/substantive.js';
+import { editWords } from '../corpus/word-edit.js';
+import { loadCorpus } from './load-corpus.js';
+
+type PairKind = 'word-edit' | 'substantive-edit' | 'distinct';
+const THRESHOLDS = [0.85, 0.875, 0.9] as const;
+/** Page lengths in features of the original (the default shingles), lower bounds. */
+const LENGTHS = [0, 150, 400] as const;
+const EDITS: readonly SubstantiveEdit[] = ['paragraphs-rewritten', 'section-added', 'section-removed'];
+
+interface Sketches {
+  words: Uint8Array;
+  shingles: Uint8Array;
+  features: number;
+}
+
+/** The fingerprinter's feature counter, for the shingle sketch of definition 3 (not part of its interface). */
+interface WithCounter {
+  counter: { entryA: Int32Array; entryB: Int32Array; size: number };
+}
+
+function sketchesOf(fp: Fingerprinter, html: string): Sketches {
+  const r = fp.fingerprint({ html });
+  const shingles = new Uint8Array(SKETCH_BINS);
+  const c = (fp as unknown as WithCounter).counter;
+  // Definition 3: the same bins over the distinct shingles, with the same digest of numbers.
+  featureSketch(c.entryA, c.entryB, c.size, shingles);
+  shingles.set(r.sketch.subarray(SKETCH_BINS - 8), SKETCH_BINS - 8);
+  return { words: r.sketch, shingles, features: r.features };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      pages: { type: 'string', default: 'eval/.cache/pages.jsonl' },
+      labels: { type: 'string', default: 'eval/.cache/labels.jsonl' },
+      out: { type: 'string', default: 'eval/results/sketch-words.json' },
+      seed: { type: 'string', default: 'sketch-words' },
+    },
+  });
+  const corpus = await loadCorpus(values.pages!, values.labels!);
+  const labelOf = new Map(corpus.labels.map((l) => [l.id, l]));
+  const fp = await createFingerprinter();
+  const rng = new Rng(values.seed!);
+  const groups = new Map<string, string[]>();
+  corpus.ids.forEach((id, i) => {
+    const l = labelOf.get(id);
+    const html = corpus.contents[i]?.html;
+    if (l?.kind !== 'original' || typeof html !== 'string') return;
+    const key = `${l.site}/${l.language}`;
+    groups.set(key, [...(groups.get(key) ?? []), html]);
+  });
+  // counts[kind][length][sketch][threshold] = confirmed; totals[kind][length] = pairs.
+  const counts: Record<string, Record<number, Record<string, number[]>>> = {};
+  const totals: Record<string, Record<number, number>> = {};
+  const note = (kind: PairKind, base: Sketches, other: Sketches): void => {
+    const length = [...LENGTHS].reverse().find((b) => base.features >= b)!;
+    totals[kind] ??= {};
+    totals[kind]![length] = (totals[kind]![length] ?? 0) + 1;
+    counts[kind] ??= {};
+    const byLength = (counts[kind]![length] ??= { words: THRESHOLDS.map(() => 0), shingles: THRESHOLDS.map(() => 0) });
+    for (const sketch of ['words', 'shingles'] as const) {
+      const a = base[sketch];
+      const b = other[sketch];
+      const similarity = sketchSimilarity(a, b);
+      const same = sameNumbers(a, 0, b);
+      THRESHOLDS.forEach((t, i) => {
+        if (same && similarity >= t) byLength[sketch]![i]!++;
+      });
+    }
+  };
+  for (const pages of groups.values()) {
+    for (const html of pages) {
+      const base = sketchesOf(fp, html);
+      if (base.features === 0) continue;
+      for (let round = 0; round < 2; round++) {
+        const edited = editWords(rng, html);
+        if (edited !== null) note('word-edit', base, sketchesOf(fp, edited.html));
+        const donor = pages[rng.int(0, pages.length - 1)]!;
+        if (donor === html) continue;
+        const made = substantiveEdit(rng, html, donor, rng.pick(EDITS), 0.1 + rng.next() * 0.4);
+        if (made !== null) note('substantive-edit', base, sketchesOf(fp, made.html));
+        note('distinct', base, sketchesOf(fp, donor));
+      }
+    }
+  }
+  const rows = Object.entries(totals).flatMap(([kind, byLength]) =>
+    Object.entries(byLength).map(([length, pairs]) => ({
+      kind,
+      featuresFrom: Number(length),
+      pairs,
+      confirmed: Object.fromEntries(
+        (['words', 'shingles'] as const).map((s) => [s, Object.fromEntries(THRESHOLDS.map((t, i) => [String(t), counts[kind]![Number(length)]![s]![i]!]))]),
+      ),
+    })),
+  );
+  writeFileSync(values.out!, JSON.stringify({ generatedBy: 'eval/sweep/sketch-words.ts', seed: values.seed, thresholds: THRESHOLDS, rows }, null, 1) + '\n');
+  for (const r of rows) {
+    const cells = (['words', 'shingles'] as const).map((s) => `${s} ${THRESHOLDS.map((t) => `${t}:${r.confirmed[s]![String(t)]}`).join(' ')}`);
+    console.log(`${r.kind.padEnd(17)} features>=${String(r.featuresFrom).padEnd(4)} ${String(r.pairs).padStart(5)} pairs, confirmed: ${cells.join(' | ')}`);
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
