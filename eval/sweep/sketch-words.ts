@@ -1,12 +1,15 @@
 /**
- * What the second stage's sketch should be a sketch of: the page's words
- * (sketch definition 4, the product's) or its shingles (definitions up to 3).
- * From the tuning corpus's originals (never the held-out stream's), this
- * makes word edits (editWords, the generator's own), substantive edits
- * (substantiveEdit, 10% to 50% of the text from a page of the same doc set)
- * and pairs of distinct pages of one doc set, and counts per page length how
- * many each sketch confirms at a threshold, with the same digest of content
- * numbers, as the decider asks. Writes eval/results/sketch-words.json.
+ * What the second stage's sketch should be a sketch of: the page's words and
+ * shingles (sketch definition 4, the product's), its shingles alone
+ * (definitions up to 3) or its words alone. From the tuning corpus's
+ * originals (never the held-out stream's), this makes word edits (editWords,
+ * the generator's own), substantive edits (substantiveEdit, 10% to 50% of the
+ * text from a page of the same doc set) and pairs of distinct pages of one
+ * doc set, plus pairs of distinct demo-feed articles (src/producers/
+ * demo-pages.ts: random sentences over one narrow vocabulary), and counts per
+ * page length how many each sketch confirms at a threshold, with the same
+ * digest of content numbers and identifiers, as the decider asks. Writes
+ * eval/results/sketch-words.json.
  *
  *   node dist/eval/sweep/sketch-words.js [--pages P] [--labels L] [--out F] [--seed S]
  */
@@ -14,20 +17,24 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { featureSketch, sameNumbers, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
 import { SKETCH_BINS, createFingerprinter, type Fingerprinter } from '../../src/fingerprint/index.js';
+import { demoPages } from '../../src/producers/demo-pages.js';
 import { Rng } from '../corpus/prng.js';
 import { substantiveEdit, type SubstantiveEdit } from '../corpus/substantive.js';
 import { editWords } from '../corpus/word-edit.js';
 import { loadCorpus } from './load-corpus.js';
 
-type PairKind = 'word-edit' | 'substantive-edit' | 'distinct';
-const THRESHOLDS = [0.85, 0.875, 0.9] as const;
+type PairKind = 'word-edit' | 'substantive-edit' | 'distinct' | 'distinct-demo';
+const SKETCHES = ['product', 'shingles', 'words'] as const;
+const THRESHOLDS = [0.8, 0.825, 0.85, 0.875, 0.9] as const;
 /** Page lengths in features of the original (the default shingles), lower bounds. */
 const LENGTHS = [0, 150, 400] as const;
 const EDITS: readonly SubstantiveEdit[] = ['paragraphs-rewritten', 'section-added', 'section-removed'];
 
 interface Sketches {
-  words: Uint8Array;
+  /** The fingerprinter's own: words and shingles. */
+  product: Uint8Array;
   shingles: Uint8Array;
+  words: Uint8Array;
   features: number;
 }
 
@@ -36,14 +43,23 @@ interface WithCounter {
   counter: { entryA: Int32Array; entryB: Int32Array; size: number };
 }
 
-function sketchesOf(fp: Fingerprinter, html: string): Sketches {
-  const r = fp.fingerprint({ html });
-  const shingles = new Uint8Array(SKETCH_BINS);
+/** The same bins over the feature counter of fp's last page, with `digest`'s numbers. */
+function counterSketch(fp: Fingerprinter, digestOf: Uint8Array): Uint8Array {
+  const out = new Uint8Array(SKETCH_BINS);
   const c = (fp as unknown as WithCounter).counter;
-  // Definition 3: the same bins over the distinct shingles, with the same digest of numbers.
-  featureSketch(c.entryA, c.entryB, c.size, shingles);
-  shingles.set(r.sketch.subarray(SKETCH_BINS - 8), SKETCH_BINS - 8);
-  return { words: r.sketch, shingles, features: r.features };
+  featureSketch(c.entryA, c.entryB, c.size, out);
+  out.set(digestOf.subarray(SKETCH_BINS - 8), SKETCH_BINS - 8);
+  return out;
+}
+
+function sketchesOf(fp: Fingerprinter, fpWords: Fingerprinter, html: string): Sketches {
+  const r = fp.fingerprint({ html });
+  // Definition 3: the bins over the distinct shingles.
+  const shingles = counterSketch(fp, r.sketch);
+  // Words alone: the features of single tokens (stop words and NUM left out, as in the product).
+  fpWords.fingerprint({ html });
+  const words = counterSketch(fpWords, r.sketch);
+  return { product: r.sketch, shingles, words, features: r.features };
 }
 
 async function main(): Promise<void> {
@@ -58,6 +74,7 @@ async function main(): Promise<void> {
   const corpus = await loadCorpus(values.pages!, values.labels!);
   const labelOf = new Map(corpus.labels.map((l) => [l.id, l]));
   const fp = await createFingerprinter();
+  const fpWords = await createFingerprinter({ shingleSize: 1 });
   const rng = new Rng(values.seed!);
   const groups = new Map<string, string[]>();
   corpus.ids.forEach((id, i) => {
@@ -75,8 +92,8 @@ async function main(): Promise<void> {
     totals[kind] ??= {};
     totals[kind]![length] = (totals[kind]![length] ?? 0) + 1;
     counts[kind] ??= {};
-    const byLength = (counts[kind]![length] ??= { words: THRESHOLDS.map(() => 0), shingles: THRESHOLDS.map(() => 0) });
-    for (const sketch of ['words', 'shingles'] as const) {
+    const byLength = (counts[kind]![length] ??= Object.fromEntries(SKETCHES.map((k) => [k, THRESHOLDS.map(() => 0)])));
+    for (const sketch of SKETCHES) {
       const a = base[sketch];
       const b = other[sketch];
       const similarity = sketchSimilarity(a, b);
@@ -88,32 +105,42 @@ async function main(): Promise<void> {
   };
   for (const pages of groups.values()) {
     for (const html of pages) {
-      const base = sketchesOf(fp, html);
+      const base = sketchesOf(fp, fpWords, html);
       if (base.features === 0) continue;
       for (let round = 0; round < 2; round++) {
         const edited = editWords(rng, html);
-        if (edited !== null) note('word-edit', base, sketchesOf(fp, edited.html));
+        if (edited !== null) note('word-edit', base, sketchesOf(fp, fpWords, edited.html));
         const donor = pages[rng.int(0, pages.length - 1)]!;
         if (donor === html) continue;
         const made = substantiveEdit(rng, html, donor, rng.pick(EDITS), 0.1 + rng.next() * 0.4);
-        if (made !== null) note('substantive-edit', base, sketchesOf(fp, made.html));
-        note('distinct', base, sketchesOf(fp, donor));
+        if (made !== null) note('substantive-edit', base, sketchesOf(fp, fpWords, made.html));
+        note('distinct', base, sketchesOf(fp, fpWords, donor));
       }
     }
   }
+  // Distinct articles of one demo site: one narrow vocabulary, other sentences.
+  const demo = new Map<string, Sketches[]>();
+  let n = 0;
+  for (const p of demoPages({ seed: 5 })) {
+    if (++n > 1500) break;
+    if (p.kind !== 'original') continue;
+    const site = new URL(p.url).host;
+    demo.set(site, [...(demo.get(site) ?? []), sketchesOf(fp, fpWords, p.html)]);
+  }
+  for (const sketches of demo.values()) for (let i = 1; i < sketches.length; i++) note('distinct-demo', sketches[i - 1]!, sketches[i]!);
   const rows = Object.entries(totals).flatMap(([kind, byLength]) =>
     Object.entries(byLength).map(([length, pairs]) => ({
       kind,
       featuresFrom: Number(length),
       pairs,
       confirmed: Object.fromEntries(
-        (['words', 'shingles'] as const).map((s) => [s, Object.fromEntries(THRESHOLDS.map((t, i) => [String(t), counts[kind]![Number(length)]![s]![i]!]))]),
+        SKETCHES.map((s) => [s, Object.fromEntries(THRESHOLDS.map((t, i) => [String(t), counts[kind]![Number(length)]![s]![i]!]))]),
       ),
     })),
   );
   writeFileSync(values.out!, JSON.stringify({ generatedBy: 'eval/sweep/sketch-words.ts', seed: values.seed, thresholds: THRESHOLDS, rows }, null, 1) + '\n');
   for (const r of rows) {
-    const cells = (['words', 'shingles'] as const).map((s) => `${s} ${THRESHOLDS.map((t) => `${t}:${r.confirmed[s]![String(t)]}`).join(' ')}`);
+    const cells = SKETCHES.map((s) => `${s} ${THRESHOLDS.map((t) => `${t}:${r.confirmed[s]![String(t)]}`).join(' ')}`);
     console.log(`${r.kind.padEnd(17)} features>=${String(r.featuresFrom).padEnd(4)} ${String(r.pairs).padStart(5)} pairs, confirmed: ${cells.join(' | ')}`);
   }
 }

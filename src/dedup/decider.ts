@@ -19,7 +19,7 @@
  * config): simhash within k bits stays the first stage. Earlier pages beyond
  * k become candidates when they share a sketch band with the page
  * (sketch-bands.ts) or, with a wider radius, lie within it; such a candidate
- * counts only if the sketches of the two pages (b-bit MinHash of their words,
+ * counts only if the sketches of the two pages (b-bit MinHash of their words and shingles,
  * src/fingerprint/feature-sketch.ts) estimate their Jaccard similarity at
  * minSimilarity or more and hold the same content numbers and identifiers
  * with an underscore. These are checked within k as well: a page with other versions or

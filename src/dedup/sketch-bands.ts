@@ -3,7 +3,7 @@
  * (locality-sensitive hashing by bands; Broder 1997, Indyk and Motwani 1998):
  * the 56 one-byte bins of a page's b-bit MinHash sketch (feature-sketch.ts)
  * are cut into `bands` bands of 56/bands bins, and two pages are candidates
- * when all the bins of some band are equal. Two pages whose sets of words have
+ * when all the bins of some band are equal. Two pages whose sets of words and shingles have
  * Jaccard similarity J share a given band with probability about J^rows, so
  * at least one of `bands` with 1 - (1 - J^rows)^bands: with 7 bands of 8
  * bins, 0.95 at J = 0.875 and 0.03 at J = 0.5. Unlike a wider simhash radius,

@@ -82,7 +82,7 @@ export interface FingerprintResult {
   /** No content features at all (empty, markup only, or binary junk). */
   empty: boolean;
   /**
-   * b-bit MinHash sketch of the page's words (SKETCH_BINS bytes,
+   * b-bit MinHash sketch of the page's words and shingles (SKETCH_BINS bytes,
    * feature-sketch.ts): the second stage's check beyond k bits.
    */
   sketch: Uint8Array;
@@ -91,7 +91,7 @@ export interface FingerprintResult {
 export interface Fingerprinter {
   readonly options: Readonly<FeatureOptions>;
   fingerprint(page: PageContent): FingerprintResult;
-  /** The b-bit MinHash sketch (feature-sketch.ts, SKETCH_BINS bytes) of the words of the page last fingerprinted. */
+  /** The b-bit MinHash sketch (feature-sketch.ts, SKETCH_BINS bytes) of the words and shingles of the page last fingerprinted. */
   featureSketch(out: Uint8Array): void;
 }
 
@@ -171,11 +171,11 @@ class SimhashFingerprinter implements Fingerprinter {
   private readonly numbersSeen = new FeatureCounter(64);
   private readonly identifier = new Uint32Array(2);
   /**
-   * The second stage's sketch (feature-sketch.ts) of the page's words: the tokens the shingles are
-   * made of, stop words and counters left out, so that an edited word moves it by one word, not by
-   * the shingles around it.
+   * The second stage's sketch (feature-sketch.ts) of the page's words (the tokens the shingles are
+   * made of, stop words and counters left out) and of its shingles: an edited word moves the words
+   * by one, the shingles by every shingle that holds it.
    */
-  private readonly words = new FeatureSketcher();
+  private readonly sketcher = new FeatureSketcher();
 
   constructor(
     readonly options: Readonly<FeatureOptions>,
@@ -243,8 +243,11 @@ class SimhashFingerprinter implements Fingerprinter {
     this.numbersA = 0;
     this.numbersB = 0;
     this.numbersSeen.reset();
-    this.words.reset();
+    this.sketcher.reset();
     if (!binary) this.collectFeatures(len);
+    // The sketch holds the shingles beside the words: words alone lose the order, and pages written
+    // from one narrow vocabulary (listings, word-salad spam, the demo feed) would all look alike.
+    for (let e = 0; e < counter.size; e++) this.sketcher.add(counter.entryA[e]!, counter.entryB[e]!);
     if (!binary) this.noteIdentifiers(text.units, text.length);
     const features = counter.size;
 
@@ -276,7 +279,7 @@ class SimhashFingerprinter implements Fingerprinter {
   }
 
   featureSketch(out: Uint8Array): void {
-    this.words.write(out, this.numbersA, this.numbersB);
+    this.sketcher.write(out, this.numbersA, this.numbersB);
   }
 
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
@@ -297,7 +300,7 @@ class SimhashFingerprinter implements Fingerprinter {
       const kind = tn[i]!;
       if (stop !== undefined && kind === TOKEN_WORD && stop.get(a, b, 0) === 1) continue;
       if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
-      if (kind !== TOKEN_NUM) this.words.add(a, b);
+      if (kind !== TOKEN_NUM) this.sketcher.add(a, b);
       if (n === 1) {
         if (kind === TOKEN_NUM) continue;
         const e = counter.add(a, b);

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MINHASH_BINS, SKETCH_BINS, featureSketch, sketchSimilarity } from '../../../src/fingerprint/feature-sketch.js';
 import { loadConfig } from '../../../src/config.js';
+import { demoPages } from '../../../src/producers/demo-pages.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
 import { fixtureNames, htmlToText, pagesWithVersions, readFixture, withOtherVersion } from './fixtures.js';
 
@@ -52,16 +53,17 @@ describe('feature sketch (b-bit one-permutation MinHash)', () => {
   });
 });
 
-describe('the sketch is of the page\u2019s words', () => {
+describe('the sketch holds the page\u2019s words and shingles', () => {
   // The prose of the fixture pages, as runs of words (letters only, so no content number moves).
   const prose = fixtureNames().map((n) => htmlToText(readFixture(n)).split(/\s+/).filter((w) => /^\p{L}{2,}$/u.test(w)));
   const threshold = loadConfig({}).secondStageSimilarity;
 
-  it('keeps a short page with a few words edited at the confirming similarity, where a rewrite of a fifth of it falls below', async () => {
+  it('keeps more short pages with a few words edited at the confirming similarity than shingles alone did, and rewrites of a fifth below it', async () => {
     // A word edited in prose changes every shingle that holds it, so a few scattered edits on a
-    // short page moved a sketch of shingles more than a rewritten run of words moves it; a sketch
-    // of words moves by one word per edit. Pages of 40 to 150 words, as the shortest real pages;
-    // with a sketch of shingles (definition 3, threshold 0.85) 272 of 359 edits were confirmed.
+    // short page moved a sketch of shingles more than a rewritten run of words moves it; the words
+    // in the sketch move by one per edit. Pages of 40 to 150 words, as the shortest real pages:
+    // with the sketch of shingles alone (definition 3, threshold 0.85) 272 of these 359 edits were
+    // confirmed, with words alone (0.875) 327, with both (0.875) 286.
     const fp = await createFingerprinter();
     const sketch = (words: readonly string[]): Uint8Array => fp.fingerprint({ html: `<p>${words.join(' ')}</p>` }).sketch;
     let edited = 0;
@@ -98,10 +100,41 @@ describe('the sketch is of the page\u2019s words', () => {
       { numRuns: 400, seed: 29 },
     );
     assert.ok(edited > 300, `only ${edited} pages were long enough`);
-    assert.ok(editedConfirmed >= 0.85 * edited, `${editedConfirmed} of ${edited} word edits at ${threshold} or more`);
+    assert.ok(editedConfirmed >= 280, `${editedConfirmed} of ${edited} word edits at ${threshold} or more`);
     assert.ok(rewrittenConfirmed <= 0.02 * rewritten, `${rewrittenConfirmed} of ${rewritten} rewrites at ${threshold} or more`);
   });
+  it('keeps distinct pages written from one narrow vocabulary apart (the shingles hold the order the words lose)', async () => {
+    // The demo feed's articles are random sentences over about a hundred words per language, as
+    // listings or word-salad pages are: their sets of words are nearly the same, their shingles
+    // are not. A sketch of words alone confirmed most pairs of them.
+    const fp = await createFingerprinter();
+    const originals = [...take(demoPages({ seed: 3 }), 600)].filter((p) => p.kind === 'original');
+    const bySite = new Map<string, Uint8Array[]>();
+    for (const p of originals) {
+      const site = new URL(p.url).host;
+      bySite.set(site, [...(bySite.get(site) ?? []), fp.fingerprint({ html: p.html }).sketch]);
+    }
+    let pairs = 0;
+    let confirmed = 0;
+    for (const sketches of bySite.values()) {
+      for (let i = 1; i < sketches.length; i++) {
+        pairs++;
+        if (sketchSimilarity(sketches[i - 1]!, sketches[i]!) >= threshold) confirmed++;
+      }
+    }
+    assert.ok(pairs > 300, `${pairs} pairs`);
+    assert.equal(confirmed, 0, `${confirmed} of ${pairs} pairs of distinct articles at ${threshold} or more`);
+  });
 });
+
+function* take<T>(items: Iterable<T>, n: number): Generator<T> {
+  if (n <= 0) return;
+  let i = 0;
+  for (const item of items) {
+    yield item;
+    if (++i >= n) return;
+  }
+}
 
 describe('the digest of content numbers (the sketch\u2019s last bytes)', () => {
   const digest = (r: { sketch: Uint8Array }): string => Buffer.from(r.sketch.subarray(MINHASH_BINS)).toString('hex');
