@@ -15,7 +15,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { featureSketch, sameNumbers, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
+import { FeatureSketcher, featureSketch, sameNumbers, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
 import { SKETCH_BINS, createFingerprinter, type Fingerprinter } from '../../src/fingerprint/index.js';
 import { demoPages } from '../../src/producers/demo-pages.js';
 import { Rng } from '../corpus/prng.js';
@@ -24,23 +24,42 @@ import { editWords } from '../corpus/word-edit.js';
 import { loadCorpus } from './load-corpus.js';
 
 type PairKind = 'word-edit' | 'substantive-edit' | 'distinct' | 'distinct-demo';
-const SKETCHES = ['product', 'shingles', 'words'] as const;
+const SKETCHES = ['product', 'shingles', 'words', 'words1', 'words3'] as const;
+/** The product's salt for a word's copies (fingerprinter.ts), for the other weights. */
+const WORD_COPY_SALT = 0x3c6ef372;
 const THRESHOLDS = [0.8, 0.825, 0.85, 0.875, 0.9] as const;
 /** Page lengths in features of the original (the default shingles), lower bounds. */
 const LENGTHS = [0, 150, 400] as const;
 const EDITS: readonly SubstantiveEdit[] = ['paragraphs-rewritten', 'section-added', 'section-removed'];
 
 interface Sketches {
-  /** The fingerprinter's own: words and shingles. */
+  /** The fingerprinter's own: each word twice (salted copy) and each shingle once. */
   product: Uint8Array;
   shingles: Uint8Array;
   words: Uint8Array;
+  /** Words once and shingles once. */
+  words1: Uint8Array;
+  /** Words three times and shingles once. */
+  words3: Uint8Array;
   features: number;
 }
 
 /** The fingerprinter's feature counter, for the shingle sketch of definition 3 (not part of its interface). */
 interface WithCounter {
   counter: { entryA: Int32Array; entryB: Int32Array; size: number };
+}
+
+const sketcher = new FeatureSketcher();
+
+/** Words (fpWords' features) at `weight` copies beside the shingles (fp's features), with `digestOf`'s numbers. */
+function weightedSketch(shingles: WithCounter['counter'], words: WithCounter['counter'], weight: number, digestOf: Uint8Array): Uint8Array {
+  sketcher.reset();
+  for (let e = 0; e < shingles.size; e++) sketcher.add(shingles.entryA[e]!, shingles.entryB[e]!);
+  for (let e = 0; e < words.size; e++) for (let w = 0; w < weight; w++) sketcher.add(words.entryA[e]! ^ (w === 0 ? 0 : Math.imul(WORD_COPY_SALT, w)), words.entryB[e]!);
+  const out = new Uint8Array(SKETCH_BINS);
+  sketcher.write(out);
+  out.set(digestOf.subarray(SKETCH_BINS - 8), SKETCH_BINS - 8);
+  return out;
 }
 
 /** The same bins over the feature counter of fp's last page, with `digest`'s numbers. */
@@ -59,7 +78,9 @@ function sketchesOf(fp: Fingerprinter, fpWords: Fingerprinter, html: string): Sk
   // Words alone: the features of single tokens (stop words and NUM left out, as in the product).
   fpWords.fingerprint({ html });
   const words = counterSketch(fpWords, r.sketch);
-  return { product: r.sketch, shingles, words, features: r.features };
+  const s = (fp as unknown as WithCounter).counter;
+  const w = (fpWords as unknown as WithCounter).counter;
+  return { product: r.sketch, shingles, words, words1: weightedSketch(s, w, 1, r.sketch), words3: weightedSketch(s, w, 3, r.sketch), features: r.features };
 }
 
 async function main(): Promise<void> {

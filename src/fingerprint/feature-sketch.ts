@@ -19,20 +19,21 @@
  *   identifiers tell them apart.
  *
  * The fingerprinter (fingerprinter.ts) adds the page's words (the tokens its
- * shingles are made of, stop words and counters or dates left out) and its
- * shingles, as one set. Definitions up to 3 held the shingles alone: a word
- * edited in prose changes every shingle that holds it, so a few scattered
- * edits on a short page moved the shingle set more than a rewritten paragraph
- * moves it (whose shingles change only once each). Words alone would lose
- * the order: distinct pages written from one narrow vocabulary (listings,
- * word salad, the demo feed) have nearly the same words. On pairs generated
- * from the tuning corpus's originals (eval/sweep/sketch-words.ts), at 0.875
- * against the shingles' 0.85, word edits on pages of fewer than 150 features
- * were confirmed 491 of 558 times against 473, substantive edits 53 of 2055
- * against 70; words alone confirmed 525 and 62, and 520 of 1112 pairs of
- * distinct demo articles, which neither of the others confirms.
+ * shingles are made of, stop words and counters or dates left out), each
+ * twice, and its shingles, as one set. Definitions up to 3 held the shingles
+ * alone: a word edited in prose changes every shingle that holds it, so a
+ * few scattered edits on a short page moved the shingle set more than a
+ * rewritten paragraph moves it (whose shingles change only once each). Words
+ * alone would lose the order: distinct pages written from one narrow
+ * vocabulary (listings, word salad, the demo feed) have nearly the same
+ * words. On pairs generated from the tuning corpus's originals
+ * (eval/sweep/sketch-words.ts), at 0.875 against the shingles' 0.85, word
+ * edits on pages of fewer than 150 features were confirmed 505 of 558 times
+ * against 473, substantive edits 52 of 2055 against 70; words alone
+ * confirmed 525 and 62, and 520 of 1112 pairs of distinct demo articles,
+ * which neither of the others confirms.
  *
- * One hash per word occurrence (a repeat cannot lower a minimum) and per
+ * Two hashes per word occurrence (a repeat cannot lower a minimum), one per
  * distinct shingle, and one per distinct content number or identifier.
  */
 import { fmix } from './feature-hash.js';

@@ -63,7 +63,8 @@ describe('the sketch holds the page\u2019s words and shingles', () => {
     // short page moved a sketch of shingles more than a rewritten run of words moves it; the words
     // in the sketch move by one per edit. Pages of 40 to 150 words, as the shortest real pages:
     // with the sketch of shingles alone (definition 3, threshold 0.85) 272 of these 359 edits were
-    // confirmed, with words alone (0.875) 327, with both (0.875) 286.
+    // confirmed, with words alone (0.875) 327, with words and shingles at weight 1 (0.875) 286,
+    // with words at weight 2 (the product, 0.875) 302.
     const fp = await createFingerprinter();
     const sketch = (words: readonly string[]): Uint8Array => fp.fingerprint({ html: `<p>${words.join(' ')}</p>` }).sketch;
     let edited = 0;
@@ -100,7 +101,7 @@ describe('the sketch holds the page\u2019s words and shingles', () => {
       { numRuns: 400, seed: 29 },
     );
     assert.ok(edited > 300, `only ${edited} pages were long enough`);
-    assert.ok(editedConfirmed >= 280, `${editedConfirmed} of ${edited} word edits at ${threshold} or more`);
+    assert.ok(editedConfirmed >= 290, `${editedConfirmed} of ${edited} word edits at ${threshold} or more`);
     assert.ok(rewrittenConfirmed <= 0.02 * rewritten, `${rewrittenConfirmed} of ${rewritten} rewrites at ${threshold} or more`);
   });
   it('keeps distinct pages written from one narrow vocabulary apart (the shingles hold the order the words lose)', async () => {
