@@ -15,7 +15,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { FeatureSketcher, featureSketch, sameNumbers, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
+import { FeatureSketcher, WORD_COPY_SALT, sameNumbers, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
 import { SKETCH_BINS, createFingerprinter, type Fingerprinter } from '../../src/fingerprint/index.js';
 import { demoPages } from '../../src/producers/demo-pages.js';
 import { Rng } from '../corpus/prng.js';
@@ -25,8 +25,6 @@ import { loadCorpus } from './load-corpus.js';
 
 type PairKind = 'word-edit' | 'substantive-edit' | 'distinct' | 'distinct-demo';
 const SKETCHES = ['product', 'shingles', 'words', 'words1', 'words3'] as const;
-/** The product's salt for a word's copies (fingerprinter.ts), for the other weights. */
-const WORD_COPY_SALT = 0x3c6ef372;
 const THRESHOLDS = [0.8, 0.825, 0.85, 0.875, 0.9] as const;
 /** Page lengths in features of the original (the default shingles), lower bounds. */
 const LENGTHS = [0, 150, 400] as const;
@@ -50,37 +48,37 @@ interface WithCounter {
 }
 
 const sketcher = new FeatureSketcher();
+const NONE: WithCounter['counter'] = { entryA: new Int32Array(0), entryB: new Int32Array(0), size: 0 };
 
-/** Words (fpWords' features) at `weight` copies beside the shingles (fp's features), with `digestOf`'s numbers. */
-function weightedSketch(shingles: WithCounter['counter'], words: WithCounter['counter'], weight: number, digestOf: Uint8Array): Uint8Array {
+/**
+ * The bins over `shingles` once and `words` at `weight` copies (the copies salted as
+ * FeatureSketcher.addWord salts its second one), with `digestOf`'s digest of numbers.
+ */
+function sketchOf(shingles: WithCounter['counter'], words: WithCounter['counter'], weight: number, digestOf: Uint8Array): Uint8Array {
   sketcher.reset();
   for (let e = 0; e < shingles.size; e++) sketcher.add(shingles.entryA[e]!, shingles.entryB[e]!);
-  for (let e = 0; e < words.size; e++) for (let w = 0; w < weight; w++) sketcher.add(words.entryA[e]! ^ (w === 0 ? 0 : Math.imul(WORD_COPY_SALT, w)), words.entryB[e]!);
+  for (let e = 0; e < words.size; e++) for (let w = 0; w < weight; w++) sketcher.add(words.entryA[e]! ^ Math.imul(WORD_COPY_SALT, w), words.entryB[e]!);
   const out = new Uint8Array(SKETCH_BINS);
   sketcher.write(out);
   out.set(digestOf.subarray(SKETCH_BINS - 8), SKETCH_BINS - 8);
   return out;
 }
 
-/** The same bins over the feature counter of fp's last page, with `digest`'s numbers. */
-function counterSketch(fp: Fingerprinter, digestOf: Uint8Array): Uint8Array {
-  const out = new Uint8Array(SKETCH_BINS);
-  const c = (fp as unknown as WithCounter).counter;
-  featureSketch(c.entryA, c.entryB, c.size, out);
-  out.set(digestOf.subarray(SKETCH_BINS - 8), SKETCH_BINS - 8);
-  return out;
-}
-
 function sketchesOf(fp: Fingerprinter, fpWords: Fingerprinter, html: string): Sketches {
   const r = fp.fingerprint({ html });
-  // Definition 3: the bins over the distinct shingles.
-  const shingles = counterSketch(fp, r.sketch);
-  // Words alone: the features of single tokens (stop words and NUM left out, as in the product).
+  // Words: the features of single tokens (stop words and NUM left out, as in the product).
   fpWords.fingerprint({ html });
-  const words = counterSketch(fpWords, r.sketch);
-  const s = (fp as unknown as WithCounter).counter;
-  const w = (fpWords as unknown as WithCounter).counter;
-  return { product: r.sketch, shingles, words, words1: weightedSketch(s, w, 1, r.sketch), words3: weightedSketch(s, w, 3, r.sketch), features: r.features };
+  const shingles = (fp as unknown as WithCounter).counter;
+  const words = (fpWords as unknown as WithCounter).counter;
+  return {
+    product: r.sketch,
+    // Definition 3: the bins over the distinct shingles alone.
+    shingles: sketchOf(shingles, NONE, 0, r.sketch),
+    words: sketchOf(NONE, words, 1, r.sketch),
+    words1: sketchOf(shingles, words, 1, r.sketch),
+    words3: sketchOf(shingles, words, 3, r.sketch),
+    features: r.features,
+  };
 }
 
 async function main(): Promise<void> {

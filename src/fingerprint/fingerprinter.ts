@@ -105,13 +105,6 @@ const MAX_SHINGLE = 8;
  * fewer near-duplicates caught; docs/fingerprint.md).
  */
 const NUMBER_WEIGHT = 2;
-/**
- * The sketch holds each word twice (this salt marks the copy) beside each shingle once: on pairs
- * generated from the tuning corpus (eval/sweep/sketch-words.ts), at the threshold 0.875, words at
- * weight 2 confirmed more short-page word edits than at weight 1 (505 against 491 of 558) and no
- * more substantive edits (52 against 53 of 2055); weight 3 confirmed 510 and 56.
- */
-const WORD_COPY_SALT = 0x3c6ef372;
 /** A text whose non-space code units are more than 1/8 controls, U+FFFD or lone surrogates is binary junk. */
 const JUNK_RATIO = 8;
 
@@ -307,11 +300,7 @@ class SimhashFingerprinter implements Fingerprinter {
       const kind = tn[i]!;
       if (stop !== undefined && kind === TOKEN_WORD && stop.get(a, b, 0) === 1) continue;
       if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
-      if (kind !== TOKEN_NUM) {
-        // Each word twice (a second, salted copy), so words weigh twice the shingles in the sketch.
-        this.sketcher.add(a, b);
-        this.sketcher.add(a ^ WORD_COPY_SALT, b);
-      }
+      if (kind !== TOKEN_NUM) this.sketcher.addWord(a, b);
       if (n === 1) {
         if (kind === TOKEN_NUM) continue;
         const e = counter.add(a, b);

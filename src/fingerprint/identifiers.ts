@@ -36,13 +36,12 @@ function isAlnum(c: number): boolean {
 }
 
 /**
- * Finds the next identifier with an underscore in text[from..): writes its hash (two uint32, the
+ * Finds the next identifier with an underscore in units[from..): writes its hash (two uint32, the
  * invisible characters left out) into out and returns the index just after it, or -1 when there
  * is none. Looks only around underscores, so text without any costs one indexOf.
  */
-export function nextIdentifier(text: Uint16Array, from: number, out: Uint32Array): number {
-  const units = text;
-  const n = text.length;
+export function nextIdentifier(units: Uint16Array, from: number, out: Uint32Array): number {
+  const n = units.length;
   for (let at = units.indexOf(UNDERSCORE, from); at >= 0; at = units.indexOf(UNDERSCORE, at + 1)) {
     // The run of identifier units around this underscore, invisible characters included.
     let start = at;

@@ -181,7 +181,7 @@ function nextWord(text: Uint16Array, i: number, n: number): [string, number] {
   for (; i < n && w.length < 24; i++) {
     const cls = CLASS[text[i]!];
     if (cls === WORD) w += String.fromCharCode(FOLD[text[i]!]!);
-    else if (cls !== IGNORE && cls !== CONTROL) break;
+    else if (!isInvisible(text[i]!)) break;
   }
   return [w, i];
 }
