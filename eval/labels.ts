@@ -24,7 +24,8 @@ export const NEAR_DUPLICATE_KINDS = [
 
 /**
  * Near-duplicates that occur in the packages themselves rather than being
- * generated (only the held-out stream has them): a translated page with a few
+ * generated (the Handbook's translations in the tuning stream, LibreOffice's
+ * help in the held-out one): a translated page with a few
  * paragraphs left in the source language (corpus/untranslated.ts).
  */
 export const NATURAL_NEAR_DUPLICATE_KINDS = ['partly-untranslated'] as const;

@@ -33,11 +33,22 @@ export interface DocSet {
   /** Why a page's raw HTML is not a usable original (a redirect, a "this page moved" stub), or null. */
   readonly reject?: (raw: string) => string | null;
   /**
-   * The doc set this one translates page for page: the same relative paths,
-   * paragraphs with the same ids. Links in the source point into its own
-   * language folder (`hrefFrom`); in this set they point to `hrefTo`.
+   * The doc set this one translates page for page: the same relative paths.
+   * Paragraphs pair up by their ids (LibreOffice's `par_id…`) or, for books
+   * built from the same DocBook sources through gettext, by position: every
+   * language has the same paragraphs in the same order. Links in the source
+   * point into its own language folder (`hrefFrom`); in this set they point
+   * to `hrefTo` (both empty: links are relative and need no change).
    */
-  readonly translates?: { readonly root: string; readonly hrefFrom: string; readonly hrefTo: string };
+  readonly translates?: Translation;
+}
+
+export interface Translation {
+  readonly root: string;
+  readonly hrefFrom: string;
+  readonly hrefTo: string;
+  /** How a paragraph finds its source paragraph: the same id (the default) or the same position. */
+  readonly pairBy?: 'id' | 'position';
 }
 
 const DOC = '/usr/share/doc';
@@ -67,6 +78,9 @@ function handbook(language: string, dir: string, quota: number): DocSet {
     urlBase: `https://debian-handbook.info/browse/${dir}/stable/`,
     quota,
     accept: (rel) => !rel.includes('/') && rel !== 'index.html',
+    // Publican builds every language from the English DocBook through gettext: the same files, the
+    // same paragraphs in the same order, and links relative to the page.
+    ...(dir === 'en-US' ? {} : { translates: { root: `${DOC}/debian-handbook/html/en-US`, hrefFrom: '', hrefTo: '', pairBy: 'position' } }),
   };
 }
 

@@ -4,8 +4,9 @@
  * reads other Debian packages with another seed and is never swept, so its
  * figures say what a stream nobody tuned on gets. Both use the same
  * generators (chrome, near-duplicates, substantive edits, hard negatives,
- * hostile input); the held-out stream adds one natural near-duplicate kind,
- * partly untranslated pages.
+ * hostile input) and the natural near-duplicate kind, partly untranslated
+ * pages (LibreOffice's help paired by paragraph id in the held-out stream,
+ * the Debian Administrator's Handbook paired by position in the tuning one).
  */
 import { DEFAULT_COMPOSE, type ComposeOptions } from './compose.js';
 import { HELDOUT_DOC_SETS } from './heldout-sources.js';
@@ -17,7 +18,7 @@ export interface StreamSpec {
 }
 
 export const STREAMS = {
-  tuning: { docSets: DOC_SETS, compose: DEFAULT_COMPOSE },
+  tuning: { docSets: DOC_SETS, compose: { ...DEFAULT_COMPOSE, partlyUntranslatedRate: 0.25 } },
   heldout: { docSets: HELDOUT_DOC_SETS, compose: { ...DEFAULT_COMPOSE, seed: 'simhash-heldout-v1', partlyUntranslatedRate: 0.25, hardNegativeMinContentChanges: 1 } },
 } as const satisfies Record<string, StreamSpec>;
 

@@ -2,15 +2,18 @@
  * A natural near-duplicate: a translated page with some of its paragraphs
  * left in the source language, as a translation in progress is published
  * (LibreOffice's help ships such pages: untranslated strings fall back to
- * the English text). The other version of each paragraph is real text from
- * the package, not generated: the source page of the same path, whose
- * paragraphs carry the same ids (`<p id="par_id…">`). A reader of either
+ * the English text; so do books translated through gettext, such as the
+ * Debian Administrator's Handbook). The other version of each paragraph is
+ * real text from the package, not generated: the source page of the same
+ * path, whose paragraphs carry the same ids (`<p id="par_id…">`) or, in a
+ * book built from one DocBook source, come in the same order. A reader of either
  * version gets the same document, so a few paragraphs in the source language
  * keep the page a near-duplicate; the changed share is capped well below the
  * 10% from which substantive edits start (substantive.ts), and recorded.
  */
 import { chromeRanges, insideAny, visibleText } from './html-text.js';
 import type { Rng } from './prng.js';
+import type { Translation } from './sources.js';
 
 /** At most this many paragraphs go back to the source language. */
 export const MAX_UNTRANSLATED_PARAGRAPHS = 3;
@@ -45,6 +48,42 @@ export function idParagraphs(html: string): Map<string, IdParagraph> {
   return seen;
 }
 
+/** A paragraph: <p>, or DocBook/Publican's <div class="para"> without nested divs (as substantive.ts reads them). */
+const PARAGRAPH_RE = /(<p\b[^>]*>)([\s\S]*?)(<\/p>)|(<div class="para"[^>]*>)((?:(?!<div)[\s\S])*?)(<\/div>)/gi;
+
+/** Every paragraph outside the document's own chrome, in order, named by its position (`#0`, `#1`, …). */
+export function positionedParagraphs(html: string): IdParagraph[] {
+  const chrome = chromeRanges(html);
+  const out: IdParagraph[] = [];
+  PARAGRAPH_RE.lastIndex = 0;
+  for (let m = PARAGRAPH_RE.exec(html); m !== null; m = PARAGRAPH_RE.exec(html)) {
+    if (insideAny(chrome, m.index)) continue;
+    const [open, inner, close] = m[1] !== undefined ? [m[1], m[2]!, m[3]!] : [m[4]!, m[5]!, m[6]!];
+    out.push({ id: `#${out.length}`, start: m.index, end: m.index + m[0].length, open, inner, close, text: visibleText(inner) });
+  }
+  return out;
+}
+
+/**
+ * The translated page's paragraphs, each with its source paragraph: by id, or by position when
+ * both pages have the same number of paragraphs (otherwise the pages are not one document's
+ * versions and nothing pairs).
+ */
+export function pairedParagraphs(translated: string, source: string, pairBy: Translation['pairBy'] = 'id'): Array<readonly [IdParagraph, IdParagraph]> {
+  if (pairBy === 'position') {
+    const ours = positionedParagraphs(translated);
+    const theirs = positionedParagraphs(source);
+    return ours.length === theirs.length ? ours.map((p, i) => [p, theirs[i]!] as const) : [];
+  }
+  const theirs = idParagraphs(source);
+  const pairs: Array<readonly [IdParagraph, IdParagraph]> = [];
+  for (const p of idParagraphs(translated).values()) {
+    const s = theirs.get(p.id);
+    if (s !== undefined) pairs.push([p, s]);
+  }
+  return pairs;
+}
+
 export interface UntranslatedResult {
   readonly html: string;
   /** Ids of the paragraphs now in the source language. */
@@ -64,23 +103,21 @@ export function partlyUntranslated(
   rng: Rng,
   translated: string,
   source: string,
-  link: { readonly hrefFrom: string; readonly hrefTo: string },
+  link: Pick<Translation, 'hrefFrom' | 'hrefTo' | 'pairBy'>,
   maxParagraphs = MAX_UNTRANSLATED_PARAGRAPHS,
   maxShare = MAX_UNTRANSLATED_SHARE,
 ): UntranslatedResult | null {
   const total = visibleText(translated).length;
   if (total === 0) return null;
-  const ours = idParagraphs(translated);
-  const theirs = idParagraphs(source);
+  const sourceOf = new Map<IdParagraph, IdParagraph>();
   // Translated paragraphs only: one whose text equals the source's is already untranslated.
-  const candidates = [...ours.values()].filter((p) => {
-    const s = theirs.get(p.id);
-    return s !== undefined && p.text.length > 0 && s.text.length >= 20 && s.text !== p.text;
-  });
+  for (const [p, s] of pairedParagraphs(translated, source, link.pairBy)) {
+    if (p.text.length > 0 && s.text.length >= 20 && s.text !== p.text) sourceOf.set(p, s);
+  }
   const wanted = rng.int(1, maxParagraphs);
   const chosen: IdParagraph[] = [];
   let changed = 0;
-  for (const p of rng.shuffle(candidates)) {
+  for (const p of rng.shuffle([...sourceOf.keys()])) {
     if (chosen.length >= wanted) break;
     if ((changed + p.text.length) / total > maxShare) continue;
     chosen.push(p);
@@ -91,7 +128,8 @@ export function partlyUntranslated(
   let html = '';
   let last = 0;
   for (const p of chosen) {
-    const inner = theirs.get(p.id)!.inner.split(`href="${link.hrefFrom}`).join(`href="${link.hrefTo}`);
+    const theirs = sourceOf.get(p)!.inner;
+    const inner = link.hrefFrom === link.hrefTo ? theirs : theirs.split(`href="${link.hrefFrom}`).join(`href="${link.hrefTo}`);
     html += translated.slice(last, p.start) + p.open + inner + p.close;
     last = p.end;
   }

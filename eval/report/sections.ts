@@ -3,7 +3,7 @@
  * number in the doc comes from here (from eval/results/*.json), none is typed
  * by hand.
  */
-import { ALL_KINDS, NEAR_DUPLICATE_KINDS, isNearDuplicateKind } from '../labels.js';
+import { ALL_KINDS, NATURAL_NEAR_DUPLICATE_KINDS, NEAR_DUPLICATE_KINDS, isNearDuplicateKind } from '../labels.js';
 import type { Scores } from '../score.js';
 import type { DistanceSummary } from '../sweep/analysis.js';
 import type { SweepFile } from '../sweep/types.js';
@@ -80,7 +80,7 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
     .map(([k, g]) => `${k} ${g.errors + g.missing}`)
     .join(', ');
   return [
-    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${NEAR_DUPLICATE_KINDS.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${NEAR_DUPLICATE_KINDS.length} kinds, ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}${DEFAULTS_SECOND_STAGE}) scores:`,
+    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${Object.keys(corpus.perKind).filter(isNearDuplicateKind).reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${Object.keys(corpus.perKind).filter(isNearDuplicateKind).length} kinds, ${corpus.perKind['partly-untranslated'] ?? 0} of them partly untranslated pages; ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}${DEFAULTS_SECOND_STAGE}) scores:`,
     '',
     `- **precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}** (the paper reports both near 0.75 at k = 3 on its own hand-labelled web sample; see "Limits" before comparing);`,
     `- with Wilson 95% intervals, which say how far a stream this harness has never seen may be from these figures: precision ${fracCI(o.truePositives, o.truePositives + o.wrongMatches + o.falsePositives)}, recall ${fracCI(o.truePositives, o.positives)};`,
@@ -344,13 +344,14 @@ export function helpsSection({ sweep }: ReportInputs): string {
     [[`${c.name} ≤ ${k} alone`, num(base.precision), num(base.recall), baseWorst === null ? '—' : `${baseWorst[0]} ${pct(baseWorst[1])}`, pct(base.falsePositiveRateOriginals, 2), pct(base.duplicateRateSubstantive)], ...stages.flat()],
   );
   const contentConfigs = sweep.configs.filter((x) => x.name === c.name || x.name === 'boilerplate-keep' || x.prototype);
+  const shownKinds = [...NEAR_DUPLICATE_KINDS, ...NATURAL_NEAR_DUPLICATE_KINDS].filter((kind) => kind !== 'exact-copy' && kind !== 'url-alias' && contentConfigs.some((x) => x.curve.some((q) => q.byKind[kind] != null)));
   const contentTable = markdownTable(
-    ['configuration', ...NEAR_DUPLICATE_KINDS.filter((kind) => kind !== 'exact-copy' && kind !== 'url-alias'), 'recall', 'originals called duplicate', 'substantive edits called duplicate', 'short pages'],
+    ['configuration', ...shownKinds, 'recall', 'originals called duplicate', 'substantive edits called duplicate', 'short pages'],
     contentConfigs.map((x) => {
       const p = x.curve.find((q) => q.k === k)!;
       return [
         x.prototype ? `${x.name} (prototype)` : x.name,
-        ...NEAR_DUPLICATE_KINDS.filter((kind) => kind !== 'exact-copy' && kind !== 'url-alias').map((kind) => pct(p.byKind[kind])),
+        ...shownKinds.map((kind) => pct(p.byKind[kind])),
         num(p.recall),
         pct(p.falsePositiveRateOriginals, 2),
         pct(p.duplicateRateSubstantive),

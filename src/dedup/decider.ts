@@ -20,8 +20,9 @@
  * k become candidates when they share a sketch band with the page
  * (sketch-bands.ts) or, with a wider radius, lie within it; such a candidate
  * counts only if the sketches of the two pages (b-bit MinHash of their words and shingles,
- * src/fingerprint/feature-sketch.ts) estimate their Jaccard similarity at
- * minSimilarity or more and hold the same content numbers and identifiers
+ * src/fingerprint/feature-sketch.ts, with their sizes) estimate that the other
+ * page holds minSimilarity or more of the larger page's features, and the
+ * pages hold the same content numbers and identifiers
  * with an underscore. These are checked within k as well: a page with other versions or
  * identifiers than its match (the release notes of the next version, the
  * sibling class's API page) is another document, however few bits apart;
@@ -40,7 +41,7 @@
 import { FingerprintIndex, createQueryResult, pushResult, type QueryResult } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
-import { SKETCH_BINS, confirmingBins, isKnownSketch } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, isKnownSketch } from '../fingerprint/feature-sketch.js';
 import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
 
 export interface DecisionInput {
@@ -106,7 +107,10 @@ export interface SecondStage {
    * their sketches. k: no wider probe, the bands alone find candidates beyond k.
    */
   readonly radius: number;
-  /** Least estimated Jaccard similarity of the two feature sketches to confirm one. */
+  /**
+   * Least estimated share of the larger page's features that the other holds (the overlap of the
+   * two sketches, feature-sketch.ts) to confirm one.
+   */
   readonly minSimilarity: number;
   /**
    * Also take as candidates the pages that share a band of their sketch (sketch-bands.ts), at any
@@ -138,7 +142,8 @@ export function addBandCandidates(store: PageStore, index: FingerprintIndex, hi:
 export interface SketchCheck {
   k: number;
   sketch: Uint8Array;
-  minEqualBins: number;
+  /** The least share of the larger page's features the other must hold (feature-sketch.ts, overlapOfEqualBins). */
+  minOverlap: number;
   /** The probing page's sketch is known (loadSketch); without one, candidates within k are not checked. */
   known: boolean;
   /** Out: candidates turned down by their sketches (beyond k) or their content numbers (within k too). */
@@ -147,7 +152,7 @@ export interface SketchCheck {
 
 /** The check of a second stage (null when it is off), for the single index and every shard alike. */
 export function createSketchCheck(k: number, stage: SecondStage | null): SketchCheck | null {
-  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minEqualBins: confirmingBins(stage.minSimilarity), known: false, rejected: 0 };
+  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minOverlap: stage.minSimilarity, known: false, rejected: 0 };
 }
 
 /** Sets the probing page's sketch; without one, zeros, which agree with a stored sketch only by chance. */
@@ -186,7 +191,7 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
       if (distance > check.k) {
         // Second stage: only once no first-stage match is known (one is always closer), and only on sketch agreement.
         if (out.distance <= check.k || distance > out.distance) continue;
-        if (store.equalSketchBins(ref, check.sketch) < check.minEqualBins || !store.sameNumbers(ref, check.sketch)) {
+        if (store.sketchOverlap(ref, check.sketch) < check.minOverlap || !store.sameNumbers(ref, check.sketch)) {
           check.rejected++;
           continue;
         }

@@ -29,7 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { SKETCH_BINS, equalBins, isKnownSketch, sameNumbers } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, isKnownSketch, overlapAt, sameNumbers } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
@@ -290,9 +290,10 @@ export class PageStore {
   /** ref's sketch while it is held, else null (for a rebuild of the bands). */
   private readonly heldSketch = (ref: number): Uint8Array | null => (this.holds(ref) ? this.sketchOf(ref) : null);
 
-  /** Bins of ref's sketch equal to `sketch` (0..sketchBytes). */
-  equalSketchBins(ref: number, sketch: Uint8Array): number {
-    return equalBins(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
+
+  /** The share of the larger of ref's page and `sketch`'s page that the other holds, estimated from their sketches (feature-sketch.ts). */
+  sketchOverlap(ref: number, sketch: Uint8Array): number {
+    return overlapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
   }
 
   /** Whether ref's sketch and `sketch` have the same digest of content numbers and identifiers (feature-sketch.ts). */

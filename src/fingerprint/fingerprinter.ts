@@ -279,7 +279,7 @@ class SimhashFingerprinter implements Fingerprinter {
   }
 
   featureSketch(out: Uint8Array): void {
-    this.sketcher.write(out, this.numbersA, this.numbersB);
+    this.sketcher.write(out, this.numbersA, this.numbersB, this.counter.size);
   }
 
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */

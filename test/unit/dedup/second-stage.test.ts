@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decider, type DecisionInput, type SecondStage } from '../../../src/dedup/decider.js';
-import { MINHASH_BINS, confirmingBins } from '../../../src/fingerprint/feature-sketch.js';
+import { MINHASH_BINS, NUMBERS_BYTES, SIZE_BYTES, overlapOfEqualBins, similarityOfEqualBins, sketchSize } from '../../../src/fingerprint/feature-sketch.js';
 import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
@@ -42,7 +42,6 @@ interface Expected {
 
 /** The rule, by brute force over every earlier page (candidates beyond the radius only through a shared band). */
 function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Expected[] {
-  const need = stage === null ? 0 : confirmingBins(stage.minSimilarity);
   const firstSeen = new Map<string, number>();
   const kept: { page: DecisionInput; expected: Expected }[] = [];
   const out: Expected[] = [];
@@ -63,11 +62,12 @@ function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Exp
         let equal = 0;
         for (let b = 0; b < MINHASH_BINS; b++) if (page.sketch![b] === q.sketch![b]) equal++;
         let sameNumbers = true;
-        for (let b = MINHASH_BINS; b < SKETCH_BINS; b++) if (page.sketch![b] !== q.sketch![b]) sameNumbers = false;
+        for (let b = MINHASH_BINS; b < MINHASH_BINS + NUMBERS_BYTES; b++) if (page.sketch![b] !== q.sketch![b]) sameNumbers = false;
+        const overlap = overlapOfEqualBins(equal, sketchSize(page.sketch!, 0), sketchSize(q.sketch!, 0));
         // Beyond k: the sketches must agree and the content numbers be the same; within k, the
         // content numbers alone (when both sketches are known: not zeros in every bin).
         const known = page.sketch!.subarray(0, MINHASH_BINS).some((x) => x !== 0) && q.sketch!.subarray(0, MINHASH_BINS).some((x) => x !== 0);
-        if (d > K ? equal < need || !sameNumbers : known && !sameNumbers) {
+        if (d > K ? overlap < stage.minSimilarity || !sameNumbers : known && !sameNumbers) {
           rejected = true;
           return;
         }
@@ -100,6 +100,8 @@ const streams = fc
         keepBins: fc.oneof(fc.constant(MINHASH_BINS), fc.integer({ min: 36, max: MINHASH_BINS }), fc.integer({ min: 0, max: MINHASH_BINS })),
         // One member in four has other content numbers than its centre (a hard negative's).
         otherNumbers: fc.nat(3),
+        // One member in four has another size than its centre (text added or removed).
+        otherSize: fc.nat(3),
         salt: fc.nat(255),
         shortDraw: fc.nat(9),
         repeat: fc.nat(11),
@@ -124,7 +126,8 @@ const streams = fc
       }
       const sketch = new Uint8Array(c.sketch);
       for (let b = m.keepBins; b < MINHASH_BINS; b++) sketch[b] = (sketch[b]! + 1 + ((m.salt + b) % 255)) & 0xff;
-      if (m.otherNumbers === 0) sketch[MINHASH_BINS + (m.salt % (SKETCH_BINS - MINHASH_BINS))] ^= 1 + (m.salt % 255);
+      if (m.otherNumbers === 0) sketch[MINHASH_BINS + (m.salt % NUMBERS_BYTES)] ^= 1 + (m.salt % 255);
+      if (m.otherSize === 0) sketch[SKETCH_BINS - SIZE_BYTES + (m.salt % SIZE_BYTES)] ^= 1 + (m.salt % 255);
       pages.push({ id, hi, lo, short: m.shortDraw === 0, fetchedAt: 0, sketch });
     });
     // At most CHAIN_LIMIT pages: then no band holds more pages with one key than a probe looks at.
@@ -248,14 +251,15 @@ test('a snapshot of the page store and a changelog restore keep the sketches: la
   );
 });
 
-test('confirmingBins agrees with sketchSimilarity for every count of equal bins', () => {
-  const a = new Uint8Array(SKETCH_BINS);
-  for (const minSimilarity of [0, 0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1]) {
-    const need = confirmingBins(minSimilarity);
-    for (let equal = 0; equal <= MINHASH_BINS; equal++) {
-      const b = new Uint8Array(SKETCH_BINS);
-      for (let i = equal; i < MINHASH_BINS; i++) b[i] = 1;
-      assert.equal(sketchSimilarity(a, b) >= minSimilarity, equal >= need, `minSimilarity ${minSimilarity}, ${equal} equal bins`);
+test('the overlap is 2J / (1 + J) for pages of one size and falls as the sizes part', () => {
+  for (let equal = 0; equal <= MINHASH_BINS; equal++) {
+    const j = similarityOfEqualBins(equal);
+    assert.ok(Math.abs(overlapOfEqualBins(equal, 500, 500) - (2 * j) / (1 + j)) < 1e-12);
+    let last = Infinity;
+    for (const larger of [500, 550, 700, 1000, 5000]) {
+      const overlap = overlapOfEqualBins(equal, 500, larger);
+      assert.ok(overlap >= 0 && overlap <= 1 && overlap <= last + 1e-12, `${equal} equal bins, sizes 500 and ${larger}: ${overlap}`);
+      last = overlap;
     }
   }
 });
@@ -272,13 +276,13 @@ test('config: the second stage is on by default with 7 bands and no wider probe;
   assert.equal(defaults.secondStageRadius, 0);
   assert.equal(defaults.secondStageBands, 7);
   assert.ok(keepsSketches(defaults));
-  assert.deepEqual(secondStageFromConfig(defaults), { radius: K, minSimilarity: 0.875, bands: 7 });
+  assert.deepEqual(secondStageFromConfig(defaults), { radius: K, minSimilarity: 0.85, bands: 7 });
   const off = loadConfig({ DEDUP_SECOND_STAGE_BANDS: '0' });
   assert.equal(keepsSketches(off), false);
   assert.equal(secondStageFromConfig(off), null);
   assert.equal(secondStageBytesPerPage(off), 0);
   assert.ok(secondStageBytesPerPage(defaults) >= SKETCH_BINS + 16 * 7);
-  assert.deepEqual(secondStageFromConfig(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_SECOND_STAGE_BANDS: '0' })), { radius: 6, minSimilarity: 0.875, bands: 0 });
+  assert.deepEqual(secondStageFromConfig(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_SECOND_STAGE_BANDS: '0' })), { radius: 6, minSimilarity: 0.85, bands: 0 });
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6' }).secondStageRadius, 6);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '3' }), (e: unknown) => e instanceof ConfigError && /must be above k=3/.test(e.message));
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_MODE: 'sharded' }).secondStageRadius, 6);

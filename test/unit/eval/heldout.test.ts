@@ -9,19 +9,22 @@ import type { Original } from '../../../eval/corpus/originals.js';
 import { Rng } from '../../../eval/corpus/prng.js';
 import { DOC_SETS, type DocSet } from '../../../eval/corpus/sources.js';
 import { STREAMS, streamNamed } from '../../../eval/corpus/streams.js';
-import { idParagraphs, MAX_UNTRANSLATED_SHARE, partlyUntranslated } from '../../../eval/corpus/untranslated.js';
+import { idParagraphs, MAX_UNTRANSLATED_SHARE, pairedParagraphs, partlyUntranslated } from '../../../eval/corpus/untranslated.js';
 import type { Label, PageKind } from '../../../eval/labels.js';
 import { heldoutSection, type ReportInputs } from '../../../eval/report/sections.js';
 import { scoreVerdicts, type VerdictLine } from '../../../eval/score.js';
 import { evaluateTargets, f1WithInterval, TARGETS } from '../../../eval/targets.js';
 
 describe('streams', () => {
-  it('the tuning stream is the doc sets and compose options it always had', () => {
+  it('the tuning stream is the doc sets and compose options it always had, with partly untranslated pages', () => {
     assert.equal(STREAMS.tuning.docSets, DOC_SETS);
-    assert.equal(STREAMS.tuning.compose, DEFAULT_COMPOSE);
+    assert.deepEqual(STREAMS.tuning.compose, { ...DEFAULT_COMPOSE, partlyUntranslatedRate: 0.25 });
     assert.equal(DEFAULT_COMPOSE.seed, 'simhash-eval-v1');
     assert.equal(DEFAULT_COMPOSE.partlyUntranslatedRate, undefined);
     assert.equal(DEFAULT_COMPOSE.hardNegativeMinContentChanges, undefined);
+    // Its translated doc sets pair paragraphs by position; none of the held-out stream's does.
+    assert.ok(DOC_SETS.some((s) => s.translates?.pairBy === 'position'));
+    assert.ok(HELDOUT_DOC_SETS.every((s) => s.translates === undefined || s.translates.pairBy === undefined));
     assert.throws(() => streamNamed('validation'), /unknown stream/);
   });
 
@@ -96,6 +99,31 @@ const TRANSLATED = SOURCE.replace('lang="en-US"', 'lang="es"')
 const LINK = { hrefFrom: 'en-US/', hrefTo: 'es/' };
 
 describe('partly untranslated pages', () => {
+  it('pair the paragraphs of a book by position when both versions have the same paragraphs, and none otherwise', () => {
+    const book = (paras: readonly string[]): string =>
+      `<html><body><nav><p>Contents of the book</p></nav><div class="section">${paras.map((p) => `<div class="para">${p}</div>`).join('\n')}<p>${paras.length} paragraphs</p></div></body></html>`;
+    const english = ['The Master Boot Record occupies the first 512 bytes of the first hard disk.', 'The <a href="sect.udev.html">/dev/ directory</a> holds special files.', 'grub-install /dev/sda'];
+    const german = ['Der Master Boot Record belegt die ersten 512 Bytes der ersten Festplatte.', 'Das <a href="sect.udev.html">Verzeichnis /dev/</a> enthält spezielle Dateien.', 'grub-install /dev/sda'];
+    const pairs = pairedParagraphs(book(german), book(english), 'position');
+    assert.deepEqual(pairs.map(([ours, theirs]) => [ours.id, ours.text.slice(0, 10), theirs.text.slice(0, 10)]), [
+      ['#0', 'Der Master', 'The Master'],
+      ['#1', 'Das Verzei', 'The /dev/ '],
+      ['#2', 'grub-insta', 'grub-insta'],
+      ['#3', '3 paragrap', '3 paragrap'],
+    ]);
+    assert.deepEqual(pairedParagraphs(book(german), book(english.slice(0, 2)), 'position'), []);
+    // By id, the book pairs nothing: its paragraphs have none.
+    assert.deepEqual(pairedParagraphs(book(german), book(english)), []);
+    for (let i = 0; i < 20; i++) {
+      const made = partlyUntranslated(new Rng(`b${i}`), book(german), book(english), { hrefFrom: '', hrefTo: '', pairBy: 'position' }, 2, 0.9);
+      assert.ok(made !== null);
+      // Only the two translated paragraphs qualify (the command and the count read the same in both).
+      assert.ok(made.paragraphs.every((id) => id === '#0' || id === '#1'), made.paragraphs.join());
+      for (const id of made.paragraphs) assert.ok(made.html.includes(english[Number(id.slice(1))]!));
+      assert.ok(made.html.includes('<nav><p>Contents of the book</p></nav>'));
+    }
+  });
+
   it('put translated paragraphs back to the source text of the same id, links into the translation', () => {
     for (let i = 0; i < 30; i++) {
       const made = partlyUntranslated(new Rng(`u${i}`), TRANSLATED, SOURCE, LINK, 3, 0.5);
