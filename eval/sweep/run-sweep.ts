@@ -192,16 +192,20 @@ export async function main(argv: readonly string[]): Promise<void> {
   let cliAgreement = null;
   if (values.compare !== '') {
     // The sweep is the first stage, with the second stage's check of content numbers (which holds
-    // within k too): a page the CLI's second stage confirmed beyond k is one the first stage called
-    // novel, so it is compared as that (and counted).
+    // within k too): a page the CLI's second stage confirmed (beyond k, or a short page above
+    // distance 0, which simhash matches only exactly) is one the first stage called novel, so it is
+    // compared as that (and counted).
+    const base = tables.get('default');
+    const row = new Map(base?.ids.map((id, i) => [id, i]) ?? []);
+    const isShort = (id: string | null | undefined): boolean => id != null && base?.short[row.get(id) ?? -1] === 1;
     let secondStageConfirmed = 0;
     const cli = readFileSync(values.compare, 'utf8').split('\n').filter((l) => l.trim() !== '').map((line) => {
       const v = parseVerdictLine(line);
-      if (v.secondStage !== 'confirmed') return v;
+      const shortPair = v.verdict === 'duplicate' && (v.distance ?? 0) > 0 && (isShort(v.id) || isShort(v.duplicateOf));
+      if (v.secondStage !== 'confirmed' && !shortPair) return v;
       secondStageConfirmed++;
       return { id: v.id, verdict: 'novel' as const, duplicateOf: null, distance: null };
     });
-    const base = tables.get('default');
     if (base !== undefined) {
       const sketches = await sketchesOfDefault();
       const nearest = nearestEarlier(base, (i, j) => sameContentNumbers(sketches, i, j));

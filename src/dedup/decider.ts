@@ -9,10 +9,13 @@
  * copies are duplicates at distance 0. Every decided page enters the index,
  * duplicates included, because "seen before" means every page seen before.
  *
- * Short pages (too few features for a meaningful simhash) are matched only
- * exactly: a short page is a duplicate only of a page with the identical
- * fingerprint, and a normal page is never called a duplicate of a short one
- * at a distance above 0. Empty pages never reach the decider (they are errors:
+ * Short pages (too few features for a meaningful simhash) are matched by
+ * simhash only exactly: a short page is a duplicate only of a page with the
+ * identical fingerprint, and a normal page is never called a duplicate of a
+ * short one at a distance above 0, unless the second stage is on and their
+ * sketches confirm the match (as beyond k, at any distance: the sketch's
+ * estimate rests on the words and shingles themselves, not on 64 sums of
+ * a few of them). Empty pages never reach the decider (they are errors:
  * see PAGE_EMPTY), so empty pages can never duplicate each other.
  *
  * Second stage (DeciderOptions.secondStage; on by default in the product's
@@ -41,7 +44,7 @@
 import { FingerprintIndex, createQueryResult, pushResult, type QueryResult } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { FetchTimeMinima, NO_TIME } from './fetch-time-minima.js';
-import { SKETCH_BINS, isKnownSketch } from '../fingerprint/feature-sketch.js';
+import { MIN_CONFIRMING_SIZE, SKETCH_BINS, isKnownSketch, sketchSize } from '../fingerprint/feature-sketch.js';
 import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
 
 export interface DecisionInput {
@@ -146,13 +149,15 @@ export interface SketchCheck {
   minOverlap: number;
   /** The probing page's sketch is known (loadSketch); without one, candidates within k are not checked. */
   known: boolean;
+  /** The probing page is large enough for its sketch to confirm a short pair (MIN_CONFIRMING_SIZE). */
+  confirmsShort: boolean;
   /** Out: candidates turned down by their sketches (beyond k) or their content numbers (within k too). */
   rejected: number;
 }
 
 /** The check of a second stage (null when it is off), for the single index and every shard alike. */
 export function createSketchCheck(k: number, stage: SecondStage | null): SketchCheck | null {
-  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minOverlap: stage.minSimilarity, known: false, rejected: 0 };
+  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minOverlap: stage.minSimilarity, known: false, confirmsShort: false, rejected: 0 };
 }
 
 /** Sets the probing page's sketch; without one, zeros, which agree with a stored sketch only by chance. */
@@ -160,6 +165,7 @@ export function loadSketch(check: SketchCheck, sketch: Uint8Array | null | undef
   if (sketch != null && sketch.length === SKETCH_BINS) check.sketch.set(sketch);
   else check.sketch.fill(0);
   check.known = isKnownSketch(check.sketch, 0);
+  check.confirmsShort = check.known && sketchSize(check.sketch, 0) >= MIN_CONFIRMING_SIZE;
 }
 
 /** The best candidate of one probe: ref -1 when there is none. */
@@ -186,11 +192,14 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
     const distance = hits.distances[i]!;
     const sequence = store.sequenceOf(ref);
     if (sequence >= before || sequence < notBefore) continue;
-    if (distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0)) continue;
+    // A short page's simhash says little (too few features): above distance 0 only its sketch can confirm a match.
+    const shortPair = distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0);
+    if (shortPair && (check === null || !check.confirmsShort || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
     if (check !== null) {
-      if (distance > check.k) {
-        // Second stage: only once no first-stage match is known (one is always closer), and only on sketch agreement.
-        if (out.distance <= check.k || distance > out.distance) continue;
+      if (distance > check.k || shortPair) {
+        // Second stage, only on sketch agreement, and never past a closer match (a first-stage match
+        // is always closer than one beyond k).
+        if (distance > out.distance) continue;
         if (store.sketchOverlap(ref, check.sketch) < check.minOverlap || !store.sameNumbers(ref, check.sketch)) {
           check.rejected++;
           continue;

@@ -29,7 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { SKETCH_BINS, isKnownSketch, overlapAt, sameNumbers } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, isKnownSketch, overlapAt, sameNumbers, sketchSize } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
@@ -294,6 +294,11 @@ export class PageStore {
   /** The share of the larger of ref's page and `sketch`'s page that the other holds, estimated from their sketches (feature-sketch.ts). */
   sketchOverlap(ref: number, sketch: Uint8Array): number {
     return overlapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
+  }
+
+  /** The size recorded in ref's sketch (its page's distinct shingles; feature-sketch.ts). */
+  sketchSize(ref: number): number {
+    return sketchSize(this.sketches, (ref - this.base) * this.sketchBytes);
   }
 
   /** Whether ref's sketch and `sketch` have the same digest of content numbers and identifiers (feature-sketch.ts). */

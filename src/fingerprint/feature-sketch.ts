@@ -119,6 +119,14 @@ export class FeatureSketcher {
   }
 }
 
+/**
+ * The fewest distinct shingles a page needs for its sketch to confirm a match its simhash cannot
+ * (a short page's, decider.ts): below it the page holds fewer words and shingles (about three per
+ * shingle) than the 56 bins, most bins are copies of others (densification), and two near-empty
+ * pages of one template (a title and a line) agree in most of them.
+ */
+export const MIN_CONFIRMING_SIZE = 16;
+
 /** The size written into the sketch at a[aAt...] (distinct shingles, to 0.03%). */
 export function sketchSize(a: Uint8Array, aAt: number): number {
   return 2 ** ((a[aAt + SIZE_AT]! | (a[aAt + SIZE_AT + 1]! << 8)) / SIZE_STEPS) - 1;

@@ -49,7 +49,8 @@ export interface FeatureOptions {
  * - cjk 'jieba': words, not characters, are the features for Chinese.
  * - stopWords true, as in the paper's pipeline.
  * - minFeatures 32: below roughly one paragraph (~50 running words) a 3-bit
- *   neighbourhood is mostly noise, so the decider matches such pages exactly.
+ *   neighbourhood is mostly noise, so the decider matches such pages by
+ *   simhash only exactly (their sketches may confirm a match: decider.ts).
  */
 export const DEFAULT_FEATURE_OPTIONS: Readonly<FeatureOptions> = Object.freeze({
   shingleSize: 2,

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decider, type DecisionInput, type SecondStage } from '../../../src/dedup/decider.js';
-import { MINHASH_BINS, NUMBERS_BYTES, SIZE_BYTES, overlapOfEqualBins, similarityOfEqualBins, sketchSize } from '../../../src/fingerprint/feature-sketch.js';
+import { MIN_CONFIRMING_SIZE, MINHASH_BINS, NUMBERS_BYTES, SIZE_BYTES, overlapOfEqualBins, similarityOfEqualBins, sketchSize } from '../../../src/fingerprint/feature-sketch.js';
 import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
@@ -23,7 +23,7 @@ import { ConfigError } from '../../../src/errors.js';
 import { keepsSketches, secondStageBytesPerPage, secondStageFromConfig } from '../../../src/dedup/create-decider.js';
 import { shareBand } from '../../support/sketch-bands-oracle.js';
 import { createDecider, planFromConfig } from '../../../src/dedup/create-decider.js';
-import { pagesWithVersions, withOtherVersion } from '../fingerprint/fixtures.js';
+import { fixtureNames, htmlToText, pagesWithVersions, readFixture, withOtherVersion } from '../fingerprint/fixtures.js';
 
 const K = 3;
 const RADIUS = 7;
@@ -56,8 +56,12 @@ function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Exp
     let rejected = false;
     kept.forEach(({ page: q }, j) => {
       const d = hammingDistance(page.hi, page.lo, q.hi, q.lo);
-      if (d > 0 && (page.short || q.short)) return;
       if (d > (stage === null ? K : stage.radius) && !(stage !== null && shareBand(page.sketch!, q.sketch!, stage.bands ?? 0))) return;
+      // A short page matches by simhash only exactly; above 0, only its sketch can confirm, and
+      // only when both pages are large enough for their sketches to say anything.
+      const shortPair = d > 0 && (page.short || q.short);
+      const filled = (x: Uint8Array): boolean => x.subarray(0, MINHASH_BINS).some((b) => b !== 0) && sketchSize(x, 0) >= MIN_CONFIRMING_SIZE;
+      if (shortPair && (stage === null || !filled(page.sketch!) || !filled(q.sketch!))) return;
       if (stage !== null) {
         let equal = 0;
         for (let b = 0; b < MINHASH_BINS; b++) if (page.sketch![b] === q.sketch![b]) equal++;
@@ -67,7 +71,7 @@ function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Exp
         // Beyond k: the sketches must agree and the content numbers be the same; within k, the
         // content numbers alone (when both sketches are known: not zeros in every bin).
         const known = page.sketch!.subarray(0, MINHASH_BINS).some((x) => x !== 0) && q.sketch!.subarray(0, MINHASH_BINS).some((x) => x !== 0);
-        if (d > K ? overlap < stage.minSimilarity || !sameNumbers : known && !sameNumbers) {
+        if (d > K || shortPair ? overlap < stage.minSimilarity || !sameNumbers : known && !sameNumbers) {
           rejected = true;
           return;
         }
@@ -220,6 +224,47 @@ test('real pages with another version in their text are novel at the defaults, w
     { numRuns: 100, seed: 21 },
   );
   assert.ok(withinK > 30, `only ${withinK} siblings within k`);
+});
+
+test('short real pages: a few words edited is a duplicate at the defaults, another short page of the same prose is not', async () => {
+  // A short page (fewer than minFeatures features) was matched only exactly, so a help page of
+  // twenty words with one word edited was novel. Its sketch confirms the edit; two distinct short
+  // pages (other runs of the same page's prose) stay apart, and with the stage off the rule is
+  // the paper's again.
+  const fp = await createFingerprinter();
+  const config = loadConfig({});
+  const off = loadConfig({ DEDUP_SECOND_STAGE_BANDS: '0' });
+  const prose = fixtureNames().map((n) => htmlToText(readFixture(n)).split(/\s+/).filter((w) => /^\p{L}{3,}$/u.test(w)));
+  let short = 0;
+  let caught = 0;
+  let distinct = 0;
+  fc.assert(
+    fc.property(fc.nat(), fc.integer({ min: 16, max: 32 }), fc.nat(), fc.nat(), (which, length, at, pick) => {
+      const words = prose[which % prose.length]!;
+      if (words.length < 3 * length) return;
+      const from = at % (words.length - 3 * length + 1);
+      const original = words.slice(from, from + length);
+      const edited = [...original];
+      edited[pick % length] = 'replacement';
+      const other = words.slice(from + 2 * length, from + 3 * length);
+      const [a, b, c] = [original, edited, other].map((w) => fp.fingerprint({ html: `<p>${w.join(' ')}</p>` }));
+      if (!a!.short || !b!.short || a!.features < MIN_CONFIRMING_SIZE || (a!.hi === b!.hi && a!.lo === b!.lo)) return;
+      short++;
+      const input = (id: string, r: typeof a): DecisionInput => ({ id, hi: r!.hi, lo: r!.lo, short: r!.short, sketch: r!.sketch, fetchedAt: 0 });
+      const decider = createDecider(config, planFromConfig(config));
+      decider.decide(input('page', a));
+      if (decider.decide(input('edited', b)).verdict === 'duplicate') caught++;
+      const apart = decider.decide(input('other', c));
+      if (apart.verdict === 'novel') distinct++;
+      const paper = createDecider(off, planFromConfig(off));
+      paper.decide(input('page', a));
+      assert.equal(paper.decide(input('edited', b)).verdict, 'novel');
+    }),
+    { numRuns: 500, seed: 43 },
+  );
+  assert.ok(short > 150, `only ${short} short pages`);
+  assert.ok(caught >= 0.8 * short, `${caught} of ${short} short pages with a word edited called duplicate`);
+  assert.equal(distinct, short, `${short - distinct} distinct short pages called duplicate`);
 });
 
 test('a snapshot of the page store and a changelog restore keep the sketches: later decisions are the same', () => {
