@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The product's second stage (DEDUP_SECOND_STAGE_RADIUS, src/dedup/decider.ts) through the batch
 # CLI on the harness corpus: one run per radius (radius+bands adds DEDUP_SECOND_STAGE_BANDS, else
-# bands 0; "0" is the stage off, "0+7" the default: 7 bands, no wider probe) at one similarity
+# bands 0; "0" is the stage off, "0+14" the default: 14 bands, no wider probe) at one similarity
 # threshold, scored like the defaults. Needs the corpus of `bash eval/run.sh` in
 # eval/.cache (EVAL_STREAM=heldout: of `bash eval/heldout.sh`, in eval/.cache/heldout; measured
 # there, never chosen there). Writes eval/results/cli-second-stage.json (held-out:
 # eval/results/heldout-cli-second-stage.json).
-# Usage: [EVAL_STREAM=heldout] bash eval/second-stage.sh [radii, e.g. 0,0+7,4,6,4+7] [similarity]
+# Usage: [EVAL_STREAM=heldout] bash eval/second-stage.sh [radii, e.g. 0,0+14,4,6,4+14] [similarity]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${EVAL_STREAM:-tuning}" in
@@ -14,7 +14,7 @@ case "${EVAL_STREAM:-tuning}" in
   heldout) CACHE=eval/.cache/heldout; OUT=eval/results/heldout-cli-second-stage.json ;;
   *) echo "eval/second-stage.sh: EVAL_STREAM must be tuning or heldout, not \"$EVAL_STREAM\"" >&2; exit 2 ;;
 esac
-RADII=${1:-0,0+7,4,5,6,8,4+7}
+RADII=${1:-0,0+7,0+14,4,5,6,8,4+14}
 if [[ ! -f $CACHE/pages.jsonl ]]; then
   echo "eval/second-stage.sh: no corpus in $CACHE; run bash eval/run.sh (held-out: bash eval/heldout.sh) first" >&2
   exit 2

@@ -1,6 +1,6 @@
 /**
  * What the second stage (DEDUP_SECOND_STAGE_RADIUS, and DEDUP_SECOND_STAGE_BANDS
- * written radius+bands; 0 = off, 0+7 = the default: 7 bands, no wider probe) costs the decider: time per decision (probe, band
+ * written radius+bands; 0 = off, 0+14 = the default: 14 bands, no wider probe) costs the decider: time per decision (probe, band
  * candidates, sketch checks, insert) and bytes per page held (index tables +
  * page store + sketches + bands), against the first stage alone, with the
  * table plan the product's planner picks for each radius at this size.
@@ -10,7 +10,7 @@
  * (near-duplicates, within and beyond k). Decisions are timed after the index
  * holds N pages, over 50,000 more.
  *
- *   npx tsc -p tsconfig.json && node dist/bench/dedup/second-stage.js [pages=1000000] [radii=0,0+7,4,6,4+7]
+ *   npx tsc -p tsconfig.json && node dist/bench/dedup/second-stage.js [pages=1000000] [radii=0,0+7,0+14,4,6,4+14]
  *
  * Prints one JSON object and writes bench/results/second-stage.json.
  */
@@ -23,7 +23,7 @@ import { SKETCH_BINS } from '../../src/fingerprint/index.js';
 import type { DecisionInput } from '../../src/dedup/decider.js';
 
 const pages = Number(process.argv[2] ?? 1_000_000);
-const radii = (process.argv[3] ?? '0,0+7,4,6,4+7').split(',').map((r) => r.split('+').map(Number) as [number, number?]);
+const radii = (process.argv[3] ?? '0,0+7,0+14,4,6,4+14').split(',').map((r) => r.split('+').map(Number) as [number, number?]);
 const TIMED = 50_000;
 
 let seed = 0x9e3779b9;

@@ -316,17 +316,17 @@ test('the decider refuses a second stage it cannot run', () => {
   assert.throws(() => newDecider({ radius: 6, minSimilarity: 1.5 }), /similarity 1\.5 is outside/);
 });
 
-test('config: the second stage is on by default with 7 bands and no wider probe; a radius must exceed k', () => {
+test('config: the second stage is on by default with 14 bands and no wider probe; a radius must exceed k', () => {
   const defaults = loadConfig({});
   assert.equal(defaults.secondStageRadius, 0);
-  assert.equal(defaults.secondStageBands, 7);
+  assert.equal(defaults.secondStageBands, 14);
   assert.ok(keepsSketches(defaults));
-  assert.deepEqual(secondStageFromConfig(defaults), { radius: K, minSimilarity: 0.85, bands: 7 });
+  assert.deepEqual(secondStageFromConfig(defaults), { radius: K, minSimilarity: 0.85, bands: 14 });
   const off = loadConfig({ DEDUP_SECOND_STAGE_BANDS: '0' });
   assert.equal(keepsSketches(off), false);
   assert.equal(secondStageFromConfig(off), null);
   assert.equal(secondStageBytesPerPage(off), 0);
-  assert.ok(secondStageBytesPerPage(defaults) >= SKETCH_BINS + 16 * 7);
+  assert.ok(secondStageBytesPerPage(defaults) >= SKETCH_BINS + 16 * 14);
   assert.deepEqual(secondStageFromConfig(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_SECOND_STAGE_BANDS: '0' })), { radius: 6, minSimilarity: 0.85, bands: 0 });
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6' }).secondStageRadius, 6);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '3' }), (e: unknown) => e instanceof ConfigError && /must be above k=3/.test(e.message));
