@@ -24,17 +24,34 @@ interface Block {
 /** A paragraph: <p>, or DocBook/Publican's <div class="para"> without nested divs. */
 const P_RE = /(<p\b[^>]*>)([\s\S]*?)(<\/p>)|(<div class="para"[^>]*>)((?:(?!<div)[\s\S])*?)(<\/div>)/gi;
 
-/** Paragraphs of the document's content (not of its navigation, header, footer or sidebar). */
-export function paragraphs(html: string): Block[] {
-  const body = /<body\b[^>]*>/i.exec(html);
-  const from = body === null ? 0 : body.index;
+export interface ParagraphMarkup {
+  readonly start: number;
+  readonly end: number;
+  readonly open: string;
+  readonly inner: string;
+  readonly close: string;
+}
+
+/** Every paragraph (P_RE) from `from` on, outside the document's own chrome, in order. */
+export function contentParagraphs(html: string, from = 0): ParagraphMarkup[] {
   const chrome = chromeRanges(html);
-  const out: Block[] = [];
+  const out: ParagraphMarkup[] = [];
   P_RE.lastIndex = from;
   for (let m = P_RE.exec(html); m !== null; m = P_RE.exec(html)) {
+    if (insideAny(chrome, m.index)) continue;
     const [open, inner, close] = m[1] !== undefined ? [m[1], m[2]!, m[3]!] : [m[4]!, m[5]!, m[6]!];
-    const textLength = visibleText(inner).length;
-    if (textLength >= 40 && !insideAny(chrome, m.index)) out.push({ start: m.index, end: m.index + m[0].length, open, inner, close, textLength });
+    out.push({ start: m.index, end: m.index + m[0].length, open, inner, close });
+  }
+  return out;
+}
+
+/** Paragraphs of the document's content (not of its navigation, header, footer or sidebar) with 40 characters of text or more. */
+export function paragraphs(html: string): Block[] {
+  const body = /<body\b[^>]*>/i.exec(html);
+  const out: Block[] = [];
+  for (const p of contentParagraphs(html, body === null ? 0 : body.index)) {
+    const textLength = visibleText(p.inner).length;
+    if (textLength >= 40) out.push({ ...p, textLength });
   }
   return out;
 }

@@ -13,6 +13,7 @@
  */
 import { chromeRanges, insideAny, visibleText } from './html-text.js';
 import type { Rng } from './prng.js';
+import { contentParagraphs } from './substantive.js';
 import type { Translation } from './sources.js';
 
 /** At most this many paragraphs go back to the source language. */
@@ -48,20 +49,9 @@ export function idParagraphs(html: string): Map<string, IdParagraph> {
   return seen;
 }
 
-/** A paragraph: <p>, or DocBook/Publican's <div class="para"> without nested divs (as substantive.ts reads them). */
-const PARAGRAPH_RE = /(<p\b[^>]*>)([\s\S]*?)(<\/p>)|(<div class="para"[^>]*>)((?:(?!<div)[\s\S])*?)(<\/div>)/gi;
-
-/** Every paragraph outside the document's own chrome, in order, named by its position (`#0`, `#1`, …). */
+/** Every paragraph outside the document's own chrome (as substantive.ts reads them), in order, named by its position (`#0`, `#1`, …). */
 export function positionedParagraphs(html: string): IdParagraph[] {
-  const chrome = chromeRanges(html);
-  const out: IdParagraph[] = [];
-  PARAGRAPH_RE.lastIndex = 0;
-  for (let m = PARAGRAPH_RE.exec(html); m !== null; m = PARAGRAPH_RE.exec(html)) {
-    if (insideAny(chrome, m.index)) continue;
-    const [open, inner, close] = m[1] !== undefined ? [m[1], m[2]!, m[3]!] : [m[4]!, m[5]!, m[6]!];
-    out.push({ id: `#${out.length}`, start: m.index, end: m.index + m[0].length, open, inner, close, text: visibleText(inner) });
-  }
-  return out;
+  return contentParagraphs(html).map((p, i) => ({ ...p, id: `#${i}`, text: visibleText(p.inner) }));
 }
 
 /**

@@ -60,6 +60,12 @@ export interface ReportInputs {
   readonly heldout: HeldoutResults | null;
 }
 
+/** The corpus's near-duplicate kinds (generated and natural) and how many pages they hold. */
+function nearDuplicatesOf(corpus: CorpusManifest): { kinds: string[]; pages: number } {
+  const kinds = Object.keys(corpus.perKind).filter(isNearDuplicateKind);
+  return { kinds, pages: kinds.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0) };
+}
+
 function worstKind(s: Scores): { kind: string; recall: number } | null {
   let worst: { kind: string; recall: number } | null = null;
   for (const [kind, g] of Object.entries(s.byKind)) {
@@ -70,6 +76,7 @@ function worstKind(s: Scores): { kind: string; recall: number } | null {
 }
 
 export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
+  const nearDuplicates = nearDuplicatesOf(corpus);
   if (cli === null) return '_The batch CLI was not run (see eval/run.sh); only the library sweep below is current._';
   const o = cli.scores.overall;
   const w = worstKind(cli.scores);
@@ -80,7 +87,7 @@ export function summarySection({ corpus, cli, sweep }: ReportInputs): string {
     .map(([k, g]) => `${k} ${g.errors + g.missing}`)
     .join(', ');
   return [
-    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${Object.keys(corpus.perKind).filter(isNearDuplicateKind).reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0)} near-duplicates of ${Object.keys(corpus.perKind).filter(isNearDuplicateKind).length} kinds, ${corpus.perKind['partly-untranslated'] ?? 0} of them partly untranslated pages; ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}${DEFAULTS_SECOND_STAGE}) scores:`,
+    `On **${corpus.pages} pages** (${corpus.perKind.original ?? 0} originals from ${Object.keys(corpus.originalsPerDocSet).length} Debian-packaged documentation sets in ${Object.keys(corpus.perLanguage).filter((l) => l !== 'und').length} languages, ${nearDuplicates.pages} near-duplicates of ${nearDuplicates.kinds.length} kinds, ${corpus.perKind['partly-untranslated'] ?? 0} of them partly untranslated pages; ${corpus.perKind['substantive-edit'] ?? 0} substantive edits, ${corpus.perKind['hard-negative'] ?? 0} hard negatives, ${corpus.perKind.hostile ?? 0} hostile inputs), the batch CLI at its defaults (k = ${sweep.defaultK}${DEFAULTS_SECOND_STAGE}) scores:`,
     '',
     `- **precision ${num(o.precision)}, recall ${num(o.recall)}, F1 ${num(o.f1)}** (the paper reports both near 0.75 at k = 3 on its own hand-labelled web sample; see "Limits" before comparing);`,
     `- with Wilson 95% intervals, which say how far a stream this harness has never seen may be from these figures: precision ${fracCI(o.truePositives, o.truePositives + o.wrongMatches + o.falsePositives)}, recall ${fracCI(o.truePositives, o.positives)};`,
@@ -395,8 +402,7 @@ export function heldoutSection({ heldout, cli }: ReportInputs): string {
   const f1 = targets.find((t) => t.target === 'F1');
   const hard = s.byKind['hard-negative'];
   const languages = Object.keys(corpus.perLanguage).filter((l) => l !== 'und');
-  const nearDuplicateKinds = Object.keys(corpus.perKind).filter(isNearDuplicateKind);
-  const nearDuplicates = nearDuplicateKinds.reduce((n, k) => n + (corpus.perKind[k] ?? 0), 0);
+  const { kinds: nearDuplicateKinds, pages: nearDuplicates } = nearDuplicatesOf(corpus);
   const errorKinds = Object.entries(s.byKind)
     .filter(([, g]) => g.errors + g.missing > 0)
     .map(([k, g]) => `${k} ${g.errors + g.missing}`)

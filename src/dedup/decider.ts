@@ -149,15 +149,15 @@ export interface SketchCheck {
   minOverlap: number;
   /** The probing page's sketch is known (loadSketch); without one, candidates within k are not checked. */
   known: boolean;
-  /** The probing page is large enough for its sketch to confirm a short pair (MIN_CONFIRMING_SIZE). */
-  confirmsShort: boolean;
+  /** The size recorded in the probing page's sketch (feature-sketch.ts, sketchSize), read once per probe. */
+  size: number;
   /** Out: candidates turned down by their sketches (beyond k) or their content numbers (within k too). */
   rejected: number;
 }
 
 /** The check of a second stage (null when it is off), for the single index and every shard alike. */
 export function createSketchCheck(k: number, stage: SecondStage | null): SketchCheck | null {
-  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minOverlap: stage.minSimilarity, known: false, confirmsShort: false, rejected: 0 };
+  return stage === null ? null : { k, sketch: new Uint8Array(SKETCH_BINS), minOverlap: stage.minSimilarity, known: false, size: 0, rejected: 0 };
 }
 
 /** Sets the probing page's sketch; without one, zeros, which agree with a stored sketch only by chance. */
@@ -165,7 +165,7 @@ export function loadSketch(check: SketchCheck, sketch: Uint8Array | null | undef
   if (sketch != null && sketch.length === SKETCH_BINS) check.sketch.set(sketch);
   else check.sketch.fill(0);
   check.known = isKnownSketch(check.sketch, 0);
-  check.confirmsShort = check.known && sketchSize(check.sketch, 0) >= MIN_CONFIRMING_SIZE;
+  check.size = sketchSize(check.sketch, 0);
 }
 
 /** The best candidate of one probe: ref -1 when there is none. */
@@ -194,13 +194,13 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
     if (sequence >= before || sequence < notBefore) continue;
     // A short page's simhash says little (too few features): above distance 0 only its sketch can confirm a match.
     const shortPair = distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0);
-    if (shortPair && (check === null || !check.confirmsShort || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
+    if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
     if (check !== null) {
       if (distance > check.k || shortPair) {
         // Second stage, only on sketch agreement, and never past a closer match (a first-stage match
         // is always closer than one beyond k).
         if (distance > out.distance) continue;
-        if (store.sketchOverlap(ref, check.sketch) < check.minOverlap || !store.sameNumbers(ref, check.sketch)) {
+        if (store.sketchOverlap(ref, check.sketch, check.size) < check.minOverlap || !store.sameNumbers(ref, check.sketch)) {
           check.rejected++;
           continue;
         }

@@ -290,10 +290,12 @@ export class PageStore {
   /** ref's sketch while it is held, else null (for a rebuild of the bands). */
   private readonly heldSketch = (ref: number): Uint8Array | null => (this.holds(ref) ? this.sketchOf(ref) : null);
 
-
-  /** The share of the larger of ref's page and `sketch`'s page that the other holds, estimated from their sketches (feature-sketch.ts). */
-  sketchOverlap(ref: number, sketch: Uint8Array): number {
-    return overlapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
+  /**
+   * The share of the larger of ref's page and `sketch`'s page that the other holds, estimated from
+   * their sketches (feature-sketch.ts); `size` is sketchSize(sketch), read once per probe.
+   */
+  sketchOverlap(ref: number, sketch: Uint8Array, size: number): number {
+    return overlapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, size);
   }
 
   /** The size recorded in ref's sketch (its page's distinct shingles; feature-sketch.ts). */

@@ -144,9 +144,9 @@ export function overlapOfEqualBins(equal: number, sizeA: number, sizeB: number):
   return Math.min(1, (j * (sizeA + sizeB)) / ((1 + j) * larger));
 }
 
-/** The overlap (overlapOfEqualBins) of the sketch at a[aAt...] with the sketch b. */
-export function overlapAt(a: Uint8Array, aAt: number, b: Uint8Array): number {
-  return overlapOfEqualBins(equalBins(a, aAt, b), sketchSize(a, aAt), sketchSize(b, 0));
+/** The overlap (overlapOfEqualBins) of the sketch at a[aAt...] with the sketch b, whose size a caller may have read already. */
+export function overlapAt(a: Uint8Array, aAt: number, b: Uint8Array, bSize = sketchSize(b, 0)): number {
+  return overlapOfEqualBins(equalBins(a, aAt, b), sketchSize(a, aAt), bSize);
 }
 
 /** The overlap of two sketches (overlapOfEqualBins). */
