@@ -29,6 +29,14 @@
  * cookie/consent, newsletter, comments, related/popular/trending, pagination,
  * toolbar, skip links, tags, meta, toc...).
  *
+ * A book's sidebar is not a site's: DocBook and docutils write their `sidebar`
+ * element (a boxed aside of the text: "BACK TO BASICS", "IN PRACTICE") as an
+ * element whose class is `sidebar` alone, inside the book's division (a
+ * <section>, or an element of class section, chapter, preface, appendix or
+ * sect1..sect5). Such a box is content, <aside> or not; a `sidebar` anywhere
+ * else, or with other classes beside it ("widget sidebar-widget"), or named by
+ * its id, is chrome.
+ *
  * Chrome that does not name itself (generated class names on plain <div>s:
  * CSS modules, "opaque" themes, anti-adblock markup) is then judged by its
  * shape, also in 'remove' mode only (block-shape.ts): link-dense blocks, and
@@ -71,6 +79,8 @@ const F_INLINE = 2048;
 const F_CONTAINER = 4096;
 /** Block boundaries for the shape rule (block-shape.ts): the prototype's block elements. */
 const F_BLOCK = 8192;
+/** On a stack entry only: the element is a book's division (a section, chapter...), where a sidebar box is content. */
+const F_DIVISION = 16384;
 /** Sibling group in bits 8..10 (li, dt/dd, option, tr, td/th). */
 const GROUP_SHIFT = 8;
 const GROUP_MASK = 7;
@@ -126,6 +136,15 @@ const CHROME_SUBSTR =
   /sidebar|navbar|navigation|footer|breadcrumb|cookie|advert|sponsor|banner|widget|newsletter|pagination|sharing|social|masthead|toolbar|taboola|outbrain|disqus|comment|consent|subscribe|timestamp|byline|dateline|hitcount|viewcount/i;
 const CHROME_WORD =
   /(?:^|[^a-z0-9])(?:ad|ads|adv|adsense|adslot|adunit|nav|menu|header|date|time|related|popular|trending|promo|promoted|share|skip|print|counter|views|hits|pager|modal|popup|tags|meta|toc)(?:$|[^a-z0-9])/i;
+/** A class of exactly `sidebar`: DocBook's and docutils' sidebar element, content inside a division. */
+const SIDEBAR_BOX = /^\s*sidebar\s*$/i;
+/** Classes of a book's divisions (DocBook's section, chapter, preface, appendix, sect1..sect5; docutils' section). */
+const DIVISION_CLASS = /(?:^|\s)(?:section|chapter|preface|appendix|sect[1-5])(?:\s|$)/i;
+/** classify()'s answer for a class or id value: it names chrome, is exactly `sidebar`, names a division. */
+const C_CHROME = 1;
+const C_SIDEBAR_BOX = 2;
+const C_DIVISION = 4;
+const N_SECTION = nameHash('section');
 const HIDDEN_STYLE = /display\s*:\s*none|visibility\s*:\s*hidden/i;
 
 function isTagSpace(c: number): boolean {
@@ -155,7 +174,7 @@ export class HtmlTextExtractor {
   private stackFlags = new Int32Array(256);
   private depth = 0;
   private readonly open = new IntTable(256);
-  private readonly chromeCache = new Map<string, boolean>();
+  private readonly classCache = new Map<string, number>();
   private readonly noEndTagFrom = new Map<string, number>();
   private readonly remove: boolean;
   private skipFrom = -1;
@@ -167,6 +186,8 @@ export class HtmlTextExtractor {
   /** Set by attributes(): the tag ended with '/>'; a class, id, role or style named chrome. */
   private selfClosing = false;
   private chrome = false;
+  /** Set by attributes(): the class is exactly `sidebar` (C_SIDEBAR_BOX), or names a division (C_DIVISION). */
+  private marks = 0;
   /** Set by attributes() of an <a>: it has an href (an <a> without one is a placeholder, not a link). */
   private href = false;
   /** Set by attributes() ('remove' mode): rel names the link sponsored, so an <a> with it is an ad, chrome. */
@@ -418,7 +439,8 @@ export class HtmlTextExtractor {
     const collect = this.remove && this.skipFrom < 0 && (flags & (F_VOID | F_RAW | F_INLINE | F_CONTAINER)) === 0;
     j = this.attributes(html, j, collect);
     if (j < 0) return n;
-    const chrome = this.chrome || (this.sponsored && name === N_A);
+    let chrome = this.chrome || (this.sponsored && name === N_A);
+    const divisionFlag = (this.marks & C_DIVISION) !== 0 || name === N_SECTION ? F_DIVISION : 0;
     const selfClosing = this.selfClosing;
     this.pendingSpace = true;
     if ((flags & F_BLOCK) !== 0 && this.blocks !== undefined) this.endBlock();
@@ -454,8 +476,13 @@ export class HtmlTextExtractor {
     }
     if ((flags & F_VOID) !== 0 || selfClosing) return j;
     this.implicitClose(flags);
-    const skip = (flags & F_SKIP) !== 0 || (this.remove && (chrome || (flags & F_CHROME) !== 0));
-    this.push(name, flags);
+    let chromeTag = (flags & F_CHROME) !== 0;
+    if ((this.marks & C_SIDEBAR_BOX) !== 0) {
+      if (this.insideDivision()) chromeTag = false;
+      else chrome = true;
+    }
+    const skip = (flags & F_SKIP) !== 0 || (this.remove && (chrome || chromeTag));
+    this.push(name, flags | divisionFlag);
     if (skip && this.skipFrom < 0) this.skipFrom = this.depth - 1;
     // The link ends when this element is popped (by depth, not by name: an <a name> placeholder
     // around it is no link). A link inside a link counts once.
@@ -476,6 +503,7 @@ export class HtmlTextExtractor {
   private attributes(html: string, j: number, collect: boolean): number {
     const n = html.length;
     this.chrome = false;
+    this.marks = 0;
     this.sponsored = false;
     this.selfClosing = false;
     for (;;) {
@@ -540,6 +568,12 @@ export class HtmlTextExtractor {
       if (c >= 0x61 && c <= 0x7a) return lt;
     }
     return n;
+  }
+
+  /** Whether an open element is a book's division (F_DIVISION). */
+  private insideDivision(): boolean {
+    for (let k = this.depth - 1; k >= 0; k--) if ((this.stackFlags[k]! & F_DIVISION) !== 0) return true;
+    return false;
   }
 
   private push(name: number, flags: number): void {
@@ -613,13 +647,17 @@ export class HtmlTextExtractor {
     if (vs < 0) return false;
     if (attr === A_CLASS || attr === A_ID) {
       const value = html.slice(vs, ve);
-      let hit = this.chromeCache.get(value);
-      if (hit === undefined) {
-        hit = CHROME_SUBSTR.test(value) || CHROME_WORD.test(value);
-        if (this.chromeCache.size >= 10_000) this.chromeCache.clear();
-        this.chromeCache.set(value, hit);
+      let code = this.classCache.get(value);
+      if (code === undefined) {
+        code = SIDEBAR_BOX.test(value) ? C_SIDEBAR_BOX : CHROME_SUBSTR.test(value) || CHROME_WORD.test(value) ? C_CHROME : 0;
+        if (DIVISION_CLASS.test(value)) code |= C_DIVISION;
+        if (this.classCache.size >= 10_000) this.classCache.clear();
+        this.classCache.set(value, code);
       }
-      return hit;
+      // An id of `sidebar` names the site's: only a class marks a book's box.
+      if (attr === A_ID && code === C_SIDEBAR_BOX) return true;
+      if (attr === A_CLASS) this.marks |= code & (C_SIDEBAR_BOX | C_DIVISION);
+      return (code & C_CHROME) !== 0;
     }
     if (attr === A_ROLE) return CHROME_ROLES.test(html.slice(vs, ve));
     if (attr === A_ARIA_HIDDEN) return html.slice(vs, ve).trim().toLowerCase() === 'true';

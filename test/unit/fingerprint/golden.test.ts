@@ -72,6 +72,9 @@ const INLINE: Record<string, { html?: string; text?: string }> = {
   },
   'inline:korean-counters': { text: '글꼴 및 글꼴 크기 조회 16,222회 · 댓글 118개 · 최종 수정일 2022-09-26. 적분 및 합계 범위는 2022년 9월 26일에 버전 7.4.2에서 바뀌었습니다.' },
   'inline:invisible-in-numbers': { text: 'Django 3.\u202a1 renamed mysql.\u200fW003 (Listing 2-\u200e4, src/main.rs\u202a:10:5) on 2024-\u200e05-06 10:\u200d31; release v0.\u00003.0.' },
+  'inline:book-sidebar-html': {
+    html: '<html><body><div id="sidebar" class="widget-area"><p>Recent posts and a tag cloud of the site</p></div><div class="section"><h2>Why GNU/Linux?</h2><p>Many factors dictated the choice of the distribution.</p><div class="sidebar"><p class="title">BACK TO BASICS Linux or GNU/Linux?</p><div class="para">Linux is only a kernel: the name of the system honours the GNU project.</div></div><p>The operating system comes next.</p></div></body></html>',
+  },
   'inline:mixed-html': {
     html: '<html><head><title>Caf&eacute; &amp; Co</title></head><body><nav>Home</nav><p>Ünïcödé wörds, 日本語のテキスト, 1,234 views.</p></body></html>',
   },
