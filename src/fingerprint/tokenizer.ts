@@ -7,7 +7,8 @@
  *   letters stays inside the word.
  * - A number is content: "1.5.11" and "1.6.8", "Foo2" and "Foo3" give other
  *   tokens; a number keeps its joiners (. - / : , +), so a version, a section
- *   number or "1,234" is one token. Only where a number is a date, a time or a counter does it become
+ *   number or "1,234" is one token, and its sign ("-1", "−1": a minus with no
+ *   letter or digit right before it), so "-1" and "1" are other tokens. Only where a number is a date, a time or a counter does it become
  *   the single NUM token: date words (month and weekday names, UTC/GMT,
  *   星期一 ...) and numbers next to them, numeric dates (2024-05-06,
  *   06/05/2024), times (10:31, 2024-05-06T10:31:07Z), counters (1,234 views,
@@ -131,6 +132,16 @@ const LAST_NUMBER = 2;
 /** Characters that join the parts of a date, time, version or formatted number: - / . : , + */
 function isJoiner(c: number): boolean {
   return c === 0x2d || c === 0x2f || c === 0x2e || c === 0x3a || c === 0x2c || c === 0x2b;
+}
+
+/** Whether text[i - 1] is a minus sign (U+002D or U+2212) that no letter or digit comes right before. */
+function isSignBefore(text: Uint16Array, i: number): boolean {
+  if (i === 0) return false;
+  const c = text[i - 1]!;
+  if (c !== 0x2d && c !== 0x2212) return false;
+  if (i === 1) return true;
+  const cls = CLASS[text[i - 2]!];
+  return cls !== WORD && cls !== DIGIT;
 }
 
 function isAsciiAlnum(c: number): boolean {
@@ -303,6 +314,12 @@ export class Tokenizer {
       const c = text[i]!;
       const cls = CLASS[c];
       if (cls === WORD || cls === DIGIT) {
+        // "-1" and "1" are other content (a minimum and a maximum, an error and a count): a sign
+        // starts the number's hash. A dash after a letter or digit ("UTF-8", "2-4") is none.
+        if (wlen === 0 && cls === DIGIT && isSignBefore(text, i)) {
+          wa = mix(wa, 0x2d);
+          wb = mix(wb, 0x2d);
+        }
         // "Ãº" for "ú", "Ã¼" for "ü": a continuation byte that reads as a letter or a digit.
         if (c > 0x7f && i > 0 && isMisreadContinuation(c) && isMisreadLead(text[i - 1]!)) misread++;
         const f = FOLD[c]!;

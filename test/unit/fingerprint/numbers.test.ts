@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createFingerprinter, hammingDistance, type Fingerprinter } from '../../../src/fingerprint/index.js';
+import { MINHASH_BINS } from '../../../src/fingerprint/feature-sketch.js';
 import { fixtureNames, htmlToText, readFixture } from './fixtures.js';
 
 const RELEASE = (v: string): string =>
@@ -158,6 +159,39 @@ describe('numbers', () => {
       { numRuns: 200, seed: 17 },
     );
     assert.ok(inside >= 200);
+  });
+
+  it('a sign is content as a digit is: a content number of a real page negated gives other content numbers', () => {
+    // The rustdoc pages of f32::MIN and f32::MAX differ in their words ("Smallest", "Largest")
+    // and in one number's sign; without the sign in the number both had one digest of content
+    // numbers, and a second stage confirmed them as one document.
+    const texts = fixtureNames().map((name) => htmlToText(readFixture(name)));
+    const NUMBER = /(?<=[ (=\[])\d+(?:\.\d+)*(?=[ ,;)\]])/g;
+    const digest = (text: string) => Buffer.from(fp.fingerprint({ text }).sketch.subarray(MINHASH_BINS)).toString('hex');
+    let content = 0;
+    fc.assert(
+      fc.property(fc.nat(texts.length - 1), fc.nat(), fc.constantFrom('-', '\u2212'), (which, pick, sign) => {
+        const text = texts[which]!;
+        const numbers = [...text.matchAll(NUMBER)];
+        fc.pre(numbers.length > 0);
+        const m = numbers[pick % numbers.length]!;
+        // The digest is of the set of a page's numbers: one the page holds once, and never negated.
+        fc.pre([...text.matchAll(/[-\u2212]?\d+(?:\.\d+)*/g)].filter((n) => n[0].replace(/^[-\u2212]/, '') === m[0]).length === 1);
+        const at = m.index;
+        const first = m[0].charCodeAt(0) - 0x30;
+        const negated = text.slice(0, at) + sign + text.slice(at);
+        const other = text.slice(0, at) + String((first + 1) % 10) + text.slice(at + 1);
+        const mine = digest(text);
+        // Only where the number is content (not a date, a time or a counter) does a digit change the digest.
+        if (digest(other) === mine) return;
+        content++;
+        assert.notEqual(digest(negated), mine, `${JSON.stringify(text.slice(at - 20, at + 20))}`);
+      }),
+      { numRuns: 200, seed: 23 },
+    );
+    assert.ok(content >= 100, `only ${content} of 200 numbers were content`);
+    // A dash after a letter or a digit is no sign.
+    assert.equal(digest('UTF-8 text on pages 2-4 of the manual'), digest('UTF 8 text on pages 2-4 of the manual'));
   });
 
   it('siblings of real pages that differ in their version numbers are mostly told apart at k = 3', () => {
