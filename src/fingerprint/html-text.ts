@@ -140,7 +140,7 @@ const CHROME_WORD =
 const SIDEBAR_BOX = /^\s*sidebar\s*$/i;
 /** Classes of a book's divisions (DocBook's section, chapter, preface, appendix, sect1..sect5; docutils' section). */
 const DIVISION_CLASS = /(?:^|\s)(?:section|chapter|preface|appendix|sect[1-5])(?:\s|$)/i;
-/** classify()'s answer for a class or id value: it names chrome, is exactly `sidebar`, names a division. */
+/** What a class or id value says (chromeAttribute, cached per value): it names chrome, is exactly `sidebar`, names a division. */
 const C_CHROME = 1;
 const C_SIDEBAR_BOX = 2;
 const C_DIVISION = 4;
