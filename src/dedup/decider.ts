@@ -200,7 +200,10 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
         // Second stage, only on sketch agreement, and never past a closer match (a first-stage match
         // is always closer than one beyond k).
         if (distance > out.distance) continue;
-        if (store.sketchOverlap(ref, check.sketch, check.size) < check.minOverlap || !store.sameNumbers(ref, check.sketch)) {
+        // A page left partly in its source language (one script's text for another's) shares
+        // less than minOverlap with its translation when the change is a large share of it.
+        const agrees = store.sketchOverlap(ref, check.sketch, check.size) >= check.minOverlap || store.scriptSwap(ref, check.sketch, check.size);
+        if (!agrees || !store.sameNumbers(ref, check.sketch)) {
           check.rejected++;
           continue;
         }

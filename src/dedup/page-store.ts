@@ -29,7 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { SKETCH_BINS, isKnownSketch, overlapAt, sameNumbers, sketchSize } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, isKnownSketch, overlapAt, sameNumbers, scriptSwapAt, sketchSize } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
@@ -296,6 +296,11 @@ export class PageStore {
    */
   sketchOverlap(ref: number, sketch: Uint8Array, size: number): number {
     return overlapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, size);
+  }
+
+  /** Whether ref's page and `sketch`'s differ by text of one script replaced with another's (feature-sketch.ts, scriptSwapAt). */
+  scriptSwap(ref: number, sketch: Uint8Array, size: number): boolean {
+    return scriptSwapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, size);
   }
 
   /** The size recorded in ref's sketch (its page's distinct shingles; feature-sketch.ts). */

@@ -9,7 +9,7 @@
  *   estimates the Jaccard similarity of the two pages' sets of words and
  *   shingles, which
  *   tells "three words changed" from "a paragraph rewritten";
- * - NUMBERS_BYTES (6): an order-free digest of the distinct content numbers
+ * - NUMBERS_BYTES (5): an order-free digest of the distinct content numbers
  *   of the page (a version, an identifier with digits) and of its identifiers
  *   with an underscore (identifiers.ts): of the number tokens and
  *   identifiers, not of the features that hold them, so that a word edited
@@ -17,6 +17,11 @@
  *   with the same prose and other versions or constants have most words, and
  *   so most bins, in common (a hard negative); only their numbers and
  *   identifiers tell them apart;
+ * - SCRIPT_BYTES (1): the share of those shingles with a word of another
+ *   script than Latin (Han, kana, hangul, Cyrillic...), in 255ths. A page
+ *   left partly in its source language differs from its translation by
+ *   text of one script replaced with text of another; scriptSwapAt tells
+ *   that from a rewrite (below);
  * - SIZE_BYTES (2): the page's size, its count of distinct shingles on a log
  *   scale (0.03% steps). With both sizes, the Jaccard estimate J gives the
  *   features the pages share, J (|A| + |B|) / (1 + J), and so the share of
@@ -48,12 +53,17 @@
  */
 import { fmix } from './feature-hash.js';
 
-/** Bytes of a page's sketch: MINHASH_BINS one-byte bins, the NUMBERS_BYTES digest of its content numbers, its SIZE_BYTES size. */
+/**
+ * Bytes of a page's sketch: MINHASH_BINS one-byte bins, the NUMBERS_BYTES digest of its content
+ * numbers, its SCRIPT_BYTES script share, its SIZE_BYTES size.
+ */
 export const SKETCH_BINS = 64;
 export const MINHASH_BINS = 56;
 export const SIZE_BYTES = 2;
-export const NUMBERS_BYTES = SKETCH_BINS - MINHASH_BINS - SIZE_BYTES;
+export const SCRIPT_BYTES = 1;
+export const NUMBERS_BYTES = SKETCH_BINS - MINHASH_BINS - SCRIPT_BYTES - SIZE_BYTES;
 const SIZE_AT = SKETCH_BINS - SIZE_BYTES;
+const SCRIPT_AT = SIZE_AT - SCRIPT_BYTES;
 /** Size code steps per doubling: log2(1 + size) * SIZE_STEPS fits 16 bits for any size below 2^32. */
 const SIZE_STEPS = 2048;
 const SKETCH_SEED = 0x6a09e667;
@@ -97,9 +107,10 @@ export class FeatureSketcher {
 
   /**
    * Writes the sketch (SKETCH_BINS bytes) into out, with numbersA and numbersB as its digest of
-   * content numbers (their low NUMBERS_BYTES bytes) and `size` (the page's distinct shingles) as its size.
+   * content numbers (their low NUMBERS_BYTES bytes), `size` (the page's distinct shingles) as its
+   * size and `otherScript` (those of them with a word of another script than Latin) as its script share.
    */
-  write(out: Uint8Array, numbersA = 0, numbersB = 0, size = 0): void {
+  write(out: Uint8Array, numbersA = 0, numbersB = 0, size = 0, otherScript = 0): void {
     const mins = this.mins;
     const empty = this.added === 0;
     for (let k = 0; k < MINHASH_BINS; k++) {
@@ -113,6 +124,7 @@ export class FeatureSketcher {
     }
     for (let k = 0; k < 4; k++) out[MINHASH_BINS + k] = (numbersA >>> (8 * k)) & 0xff;
     for (let k = 0; k < NUMBERS_BYTES - 4; k++) out[MINHASH_BINS + 4 + k] = (numbersB >>> (8 * k)) & 0xff;
+    out[SCRIPT_AT] = size > 0 ? Math.round((255 * Math.min(otherScript, size)) / size) : 0;
     const code = Math.min(0xffff, Math.round(Math.log2(1 + size) * SIZE_STEPS));
     out[SIZE_AT] = code & 0xff;
     out[SIZE_AT + 1] = code >>> 8;
@@ -178,8 +190,67 @@ export function equalBins(a: Uint8Array, aAt: number, b: Uint8Array): number {
 
 /** Whether the sketch at a[aAt...] and the sketch b have the same digest of content numbers. */
 export function sameNumbers(a: Uint8Array, aAt: number, b: Uint8Array): boolean {
-  for (let k = MINHASH_BINS; k < SIZE_AT; k++) if (a[aAt + k] !== b[k]) return false;
+  for (let k = MINHASH_BINS; k < SCRIPT_AT; k++) if (a[aAt + k] !== b[k]) return false;
   return true;
+}
+
+/** The share of the page's distinct shingles with a word of another script than Latin, recorded in the sketch at a[aAt...]. */
+export function sketchScriptShare(a: Uint8Array, aAt: number): number {
+  return a[aAt + SCRIPT_AT]! / 255;
+}
+
+/**
+ * The least share of the features two pages could share across a change of script that they must
+ * share (scriptSwapOfEqualBins): all but a tenth.
+ */
+export const SCRIPT_SWAP_SHARED = 0.9;
+/** The least overlap (overlapOfEqualBins) a change of script may leave: below it, too little of the page is left to tell. */
+export const SCRIPT_SWAP_MIN_OVERLAP = 0.5;
+/** The least share of the larger page by which each script's part must move, one down and the other up (quantization and noise stay below it). */
+const SCRIPT_SWAP_MIN_MOVE = 0.05;
+/**
+ * The least share of the other-script part (Han, kana, hangul, Cyrillic...) that the page with less
+ * of it keeps: a page left partly in its source language still has its own script's text; the
+ * original of a full translation (a page in English against its Chinese translation, which share
+ * their code and commands) has none. A quarter, not a half: on a page of code and little prose,
+ * one Japanese paragraph left in English took 52% of the Japanese part (the tuning stream's
+ * page-002019), while the English pages of full translations kept 0%.
+ */
+export const SCRIPT_SWAP_MIN_KEPT = 0.25;
+
+/**
+ * Whether two pages differ by text of one script replaced with text of another, as a translated
+ * page left partly in its source language differs from its translation: one page has fewer
+ * features of other scripts than Latin and more Latin ones than the other, and the features they
+ * share (from `equal` bins and their sizes, as overlapOfEqualBins counts them) are at least
+ * SCRIPT_SWAP_SHARED of those they could share, the smaller of their two other-script parts and of
+ * their two Latin parts: what changed is one script's text for another's, and nothing else. A
+ * rewrite in the page's own script leaves both parts' sizes where they were but shares less; an
+ * addition or a removal moves both parts the same way. Sizes are distinct shingles (the sketch's
+ * size), shares the sketch's script share.
+ */
+export function scriptSwapOfEqualBins(equal: number, sizeA: number, shareA: number, sizeB: number, shareB: number): boolean {
+  const larger = Math.max(sizeA, sizeB);
+  if (larger <= 0) return false;
+  const otherA = sizeA * shareA;
+  const otherB = sizeB * shareB;
+  const latinA = sizeA - otherA;
+  const latinB = sizeB - otherB;
+  const otherMove = otherB - otherA;
+  const latinMove = latinA - latinB;
+  // One script down, the other up, each by more than noise.
+  if (Math.abs(otherMove) < SCRIPT_SWAP_MIN_MOVE * larger || Math.abs(latinMove) < SCRIPT_SWAP_MIN_MOVE * larger) return false;
+  if (otherMove > 0 !== latinMove > 0) return false;
+  if (Math.min(otherA, otherB) < SCRIPT_SWAP_MIN_KEPT * Math.max(otherA, otherB)) return false;
+  const j = similarityOfEqualBins(equal);
+  const shared = (j * (sizeA + sizeB)) / (1 + j);
+  if (shared < SCRIPT_SWAP_MIN_OVERLAP * larger) return false;
+  return shared >= SCRIPT_SWAP_SHARED * (Math.min(otherA, otherB) + Math.min(latinA, latinB));
+}
+
+/** scriptSwapOfEqualBins for the sketch at a[aAt...] and the sketch b, whose size a caller may have read already. */
+export function scriptSwapAt(a: Uint8Array, aAt: number, b: Uint8Array, bSize = sketchSize(b, 0)): boolean {
+  return scriptSwapOfEqualBins(equalBins(a, aAt, b), sketchSize(a, aAt), sketchScriptShare(a, aAt), bSize, sketchScriptShare(b, 0));
 }
 
 /**

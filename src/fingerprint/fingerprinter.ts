@@ -161,6 +161,10 @@ class SimhashFingerprinter implements Fingerprinter {
   private readonly ringA: Int32Array;
   private readonly ringB: Int32Array;
   private readonly ringNum: Uint8Array;
+  /** Per ring slot: the token is of another script than Latin (TokenBuffer.script). */
+  private readonly ringScript: Uint8Array;
+  /** Distinct shingles (features, for shingleSize 1) with a token of another script than Latin: the sketch's script share. */
+  private otherScript = 0;
   private readonly ringIdf: Float64Array;
   /**
    * Digest of the distinct content numbers of the page and of its identifiers with an underscore
@@ -190,6 +194,7 @@ class SimhashFingerprinter implements Fingerprinter {
     this.ringA = new Int32Array(n);
     this.ringB = new Int32Array(n);
     this.ringNum = new Uint8Array(n);
+    this.ringScript = new Uint8Array(n);
     this.ringIdf = new Float64Array(n);
   }
 
@@ -245,6 +250,7 @@ class SimhashFingerprinter implements Fingerprinter {
     this.numbersB = 0;
     this.numbersSeen.reset();
     this.sketcher.reset();
+    this.otherScript = 0;
     if (!binary) this.collectFeatures(len);
     // The sketch holds the shingles beside the words: words alone lose the order, and pages written
     // from one narrow vocabulary (listings, word-salad spam, the demo feed) would all look alike.
@@ -280,12 +286,12 @@ class SimhashFingerprinter implements Fingerprinter {
   }
 
   featureSketch(out: Uint8Array): void {
-    this.sketcher.write(out, this.numbersA, this.numbersB, this.counter.size);
+    this.sketcher.write(out, this.numbersA, this.numbersB, this.counter.size, this.otherScript);
   }
 
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
   private collectFeatures(len: number): void {
-    const { a: ta, b: tb, num: tn } = this.tokens;
+    const { a: ta, b: tb, num: tn, script: ts } = this.tokens;
     const stop = this.stop;
     const n = this.options.shingleSize;
     const counter = this.counter;
@@ -293,6 +299,7 @@ class SimhashFingerprinter implements Fingerprinter {
     const ringA = this.ringA;
     const ringB = this.ringB;
     const ringNum = this.ringNum;
+    const ringScript = this.ringScript;
     const ringIdf = this.ringIdf;
     let filled = 0;
     for (let i = 0; i < len; i++) {
@@ -305,13 +312,17 @@ class SimhashFingerprinter implements Fingerprinter {
       if (n === 1) {
         if (kind === TOKEN_NUM) continue;
         const e = counter.add(a, b);
-        if (e < 0) counter.extraOf[~e] = (idf !== undefined ? idf.table.get(a, b, idf.defaultIdf) : 1) * (kind === TOKEN_NUMBER ? NUMBER_WEIGHT : 1);
+        if (e < 0) {
+          counter.extraOf[~e] = (idf !== undefined ? idf.table.get(a, b, idf.defaultIdf) : 1) * (kind === TOKEN_NUMBER ? NUMBER_WEIGHT : 1);
+          this.otherScript += ts[i]!;
+        }
         continue;
       }
       const slot = filled % n;
       ringA[slot] = a;
       ringB[slot] = b;
       ringNum[slot] = kind;
+      ringScript[slot] = ts[i]!;
       if (idf !== undefined) ringIdf[slot] = kind === TOKEN_NUM ? idf.defaultIdf : idf.table.get(a, b, idf.defaultIdf);
       filled++;
       if (filled >= n) this.addShingle(filled - n, n);
@@ -327,6 +338,7 @@ class SimhashFingerprinter implements Fingerprinter {
     let words = 0;
     let numbers = 0;
     let idfSum = 0;
+    let other = 0;
     for (let k = 0; k < size; k++) {
       const slot = (start + k) % n;
       sa = mix(sa, this.ringA[slot]!);
@@ -334,11 +346,15 @@ class SimhashFingerprinter implements Fingerprinter {
       const kind = this.ringNum[slot]!;
       if (kind !== TOKEN_NUM) words++;
       if (kind === TOKEN_NUMBER) numbers++;
+      other |= this.ringScript[slot]!;
       idfSum += this.ringIdf[slot]!;
     }
     if (words === 0) return;
     const e = this.counter.add(fmix(sa ^ size), fmix(sb ^ size));
-    if (e < 0) this.counter.extraOf[~e] = (this.idf !== undefined ? idfSum / size : 1) * (numbers > 0 ? NUMBER_WEIGHT : 1);
+    if (e < 0) {
+      this.counter.extraOf[~e] = (this.idf !== undefined ? idfSum / size : 1) * (numbers > 0 ? NUMBER_WEIGHT : 1);
+      this.otherScript += other;
+    }
   }
 
   /** Adds the identifiers with an underscore of text[0..n) (identifiers.ts) to the page's digest of content numbers. */

@@ -5,29 +5,36 @@ export const TOKEN_NUM = 1;
 /** A number that is content: a version, a quantity, an identifier with digits ("1.5.11", "Foo2"). */
 export const TOKEN_NUMBER = 2;
 
-/** A growable struct-of-arrays of tokens: 64-bit hash lanes and the token's kind (TOKEN_*). Reused across pages. */
+/**
+ * A growable struct-of-arrays of tokens: 64-bit hash lanes, the token's kind (TOKEN_*) and its
+ * script (1: written in another script than Latin, such as Han, kana, hangul or Cyrillic; 0: Latin,
+ * digits). Reused across pages.
+ */
 export class TokenBuffer {
   a: Int32Array;
   b: Int32Array;
   num: Uint8Array;
+  script: Uint8Array;
   length = 0;
 
   constructor(initialCapacity = 4096) {
     this.a = new Int32Array(initialCapacity);
     this.b = new Int32Array(initialCapacity);
     this.num = new Uint8Array(initialCapacity);
+    this.script = new Uint8Array(initialCapacity);
   }
 
   clear(): void {
     this.length = 0;
   }
 
-  push(a: number, b: number, num: number): void {
+  push(a: number, b: number, num: number, script = 0): void {
     if (this.length === this.a.length) this.grow();
     const i = this.length++;
     this.a[i] = a;
     this.b[i] = b;
     this.num[i] = num;
+    this.script[i] = script;
   }
 
   private grow(): void {
@@ -35,11 +42,14 @@ export class TokenBuffer {
     const a = new Int32Array(cap);
     const b = new Int32Array(cap);
     const num = new Uint8Array(cap);
+    const script = new Uint8Array(cap);
     a.set(this.a);
     b.set(this.b);
     num.set(this.num);
+    script.set(this.script);
     this.a = a;
     this.b = b;
     this.num = num;
+    this.script = script;
   }
 }

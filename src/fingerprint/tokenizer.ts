@@ -307,6 +307,8 @@ export class Tokenizer {
     let wb = TOKEN_SEED_B;
     let wlen = 0;
     let digit = false;
+    /** The word has a letter of another script than Latin (U+0370 and up). */
+    let other = 0;
     this.last = LAST_WORD;
     this.counterWordsEnd = -1;
     let i = 0;
@@ -327,6 +329,7 @@ export class Tokenizer {
         wb = mix(wb, f);
         wlen++;
         if (cls === DIGIT) digit = true;
+        else if (c >= 0x370) other = 1;
         i++;
         continue;
       }
@@ -354,11 +357,12 @@ export class Tokenizer {
         continue;
       }
       if (wlen > 0) {
-        this.emitWord(out, wa, wb, wlen, digit, text, i, n);
+        this.emitWord(out, wa, wb, wlen, digit, other, text, i, n);
         wa = TOKEN_SEED_A;
         wb = TOKEN_SEED_B;
         wlen = 0;
         digit = false;
+        other = 0;
       }
       if (cls === SPACE) {
         // "Ã\u00a0" for "à": the no-break space is a continuation byte too.
@@ -396,7 +400,7 @@ export class Tokenizer {
         i++;
       }
     }
-    if (wlen > 0) this.emitWord(out, wa, wb, wlen, digit, text, i, n);
+    if (wlen > 0) this.emitWord(out, wa, wb, wlen, digit, other, text, i, n);
     this.stats.junk = junk;
     this.stats.misread = misread;
     this.stats.nonSpace = n - spaces;
@@ -424,7 +428,7 @@ export class Tokenizer {
   }
 
   /** Emits the word text[end - wlen .. end): a word token, or NUM for a date word or a number in a date, time or counter. */
-  private emitWord(out: TokenBuffer, wa: number, wb: number, wlen: number, digit: boolean, text: Uint16Array, end: number, n: number): void {
+  private emitWord(out: TokenBuffer, wa: number, wb: number, wlen: number, digit: boolean, other: number, text: Uint16Array, end: number, n: number): void {
     const a = fmix(wa ^ wlen) | 0;
     const b = fmix(wb ^ wlen) | 0;
     if (!digit) {
@@ -434,7 +438,7 @@ export class Tokenizer {
         return;
       }
       if (this.dateWords.get(a, b, 0) !== 1) {
-        out.push(a, b, TOKEN_WORD);
+        out.push(a, b, TOKEN_WORD, other);
         this.last = LAST_WORD;
         return;
       }
@@ -495,7 +499,7 @@ export class Tokenizer {
         this.emitNum(out);
       }
       else {
-        out.push(a, b, TOKEN_WORD);
+        out.push(a, b, TOKEN_WORD, 1);
         this.last = LAST_WORD;
       }
     }
@@ -514,7 +518,7 @@ export class Tokenizer {
       b = mix(b, c);
       len++;
     }
-    out.push(fmix(a ^ len) | 0, fmix(b ^ len) | 0, 0);
+    out.push(fmix(a ^ len) | 0, fmix(b ^ len) | 0, TOKEN_WORD, 1);
     this.last = LAST_WORD;
   }
 
@@ -528,7 +532,7 @@ export class Tokenizer {
       if (prev >= 0) {
         const a = fmix(mix(mix(TOKEN_SEED_A, prev), d) ^ 2) | 0;
         const b = fmix(mix(mix(TOKEN_SEED_B, prev), d) ^ 2) | 0;
-        out.push(a, b, TOKEN_WORD);
+        out.push(a, b, TOKEN_WORD, 1);
         pairs++;
       }
       prev = d;

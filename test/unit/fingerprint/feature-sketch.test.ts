@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { MINHASH_BINS, NUMBERS_BYTES, SKETCH_BINS, featureSketch, sketchOverlap, sketchSimilarity, sketchSize } from '../../../src/fingerprint/feature-sketch.js';
+import { MINHASH_BINS, NUMBERS_BYTES, SKETCH_BINS, featureSketch, scriptSwapOfEqualBins, sketchOverlap, sketchScriptShare, sketchSimilarity, sketchSize } from '../../../src/fingerprint/feature-sketch.js';
 import { loadConfig } from '../../../src/config.js';
 import { demoPages } from '../../../src/producers/demo-pages.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
@@ -203,6 +203,37 @@ function* take<T>(items: Iterable<T>, n: number): Generator<T> {
     if (++i >= n) return;
   }
 }
+
+describe('the script share: the sketch\u2019s share of shingles in another script than Latin', () => {
+  it('is 0 for English, near 1 for Chinese and Russian text, and between for a Chinese page with English paragraphs', async () => {
+    const fp = await createFingerprinter();
+    const share = (html: string) => sketchScriptShare(fp.fingerprint({ html }).sketch, 0);
+    const zh = readFixture('debref-ch08.zh-cn.html');
+    assert.equal(share(readFixture('debref-ch08.en.html')), 0);
+    assert.ok(share(zh) > 0.6, `Chinese page ${share(zh)}`);
+    assert.ok(share('<p>Пакет содержит документацию к системе и примеры настройки для новых пользователей.</p>') > 0.9);
+    const mixed = share(zh + readFixture('debref-ch08.en.html'));
+    assert.ok(mixed > 0.1 && mixed < share(zh), `mixed ${mixed}`);
+  });
+
+  it('tells one script\u2019s text replaced with another\u2019s from additions, removals and rewrites', () => {
+    // Sets of 100 features, 80 in Chinese: 20 of them replaced by 20 in English, by 20 in Chinese,
+    // added to, removed; the equal bins a Jaccard similarity J gives (J * 56 of 56).
+    const equalOf = (shared: number, a: number, b: number) => Math.round((shared / (a + b - shared)) * MINHASH_BINS);
+    // Chinese 80 -> 60, English 20 -> 40: 80 shared.
+    assert.equal(scriptSwapOfEqualBins(equalOf(80, 100, 100), 100, 0.8, 100, 0.6), true);
+    // A Chinese paragraph rewritten in Chinese: sizes and shares as they were, 80 shared.
+    assert.equal(scriptSwapOfEqualBins(equalOf(80, 100, 100), 100, 0.8, 100, 0.8), false);
+    // 25 English features added: both parts grow or stay.
+    assert.equal(scriptSwapOfEqualBins(equalOf(100, 100, 125), 100, 0.8, 125, 0.64), false);
+    // 20 Chinese features removed.
+    assert.equal(scriptSwapOfEqualBins(equalOf(80, 100, 80), 100, 0.8, 80, 0.75), false);
+    // The English original of a Chinese translation: its Chinese part is empty.
+    assert.equal(scriptSwapOfEqualBins(equalOf(55, 100, 100), 100, 0.45, 100, 0), false);
+    // Chinese replaced by English, but only 60 of the 80 that could be shared are.
+    assert.equal(scriptSwapOfEqualBins(equalOf(60, 100, 100), 100, 0.8, 100, 0.6), false);
+  });
+});
 
 describe('the digest of content numbers (the sketch\u2019s last bytes)', () => {
   const digest = (r: { sketch: Uint8Array }): string => Buffer.from(r.sketch.subarray(MINHASH_BINS, MINHASH_BINS + NUMBERS_BYTES)).toString('hex');
