@@ -197,13 +197,11 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
     if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
     if (check !== null) {
       if (distance > check.k || shortPair) {
-        // Second stage, only on sketch agreement, and never past a closer match (a first-stage match
-        // is always closer than one beyond k).
+        // Second stage, only on sketch agreement (the overlap, or one script's text for another's:
+        // sketchesAgreeAt), and never past a closer match (a first-stage match is always closer
+        // than one beyond k).
         if (distance > out.distance) continue;
-        // A page left partly in its source language (one script's text for another's) shares
-        // less than minOverlap with its translation when the change is a large share of it.
-        const agrees = store.sketchOverlap(ref, check.sketch, check.size) >= check.minOverlap || store.scriptSwap(ref, check.sketch, check.size);
-        if (!agrees || !store.sameNumbers(ref, check.sketch)) {
+        if (!store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) || !store.sameNumbers(ref, check.sketch)) {
           check.rejected++;
           continue;
         }

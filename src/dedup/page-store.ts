@@ -29,7 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { SKETCH_BINS, isKnownSketch, overlapAt, sameNumbers, scriptSwapAt, sketchSize } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, isKnownSketch, sameNumbers, sketchSize, sketchesAgreeAt } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
@@ -291,16 +291,12 @@ export class PageStore {
   private readonly heldSketch = (ref: number): Uint8Array | null => (this.holds(ref) ? this.sketchOf(ref) : null);
 
   /**
-   * The share of the larger of ref's page and `sketch`'s page that the other holds, estimated from
-   * their sketches (feature-sketch.ts); `size` is sketchSize(sketch), read once per probe.
+   * Whether ref's sketch and `sketch` agree (feature-sketch.ts, sketchesAgreeAt): an overlap of
+   * `minOverlap` or more, or one script's text replaced with another's; `size` is
+   * sketchSize(sketch), read once per probe.
    */
-  sketchOverlap(ref: number, sketch: Uint8Array, size: number): number {
-    return overlapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, size);
-  }
-
-  /** Whether ref's page and `sketch`'s differ by text of one script replaced with another's (feature-sketch.ts, scriptSwapAt). */
-  scriptSwap(ref: number, sketch: Uint8Array, size: number): boolean {
-    return scriptSwapAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, size);
+  sketchesAgree(ref: number, sketch: Uint8Array, size: number, minOverlap: number): boolean {
+    return sketchesAgreeAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, minOverlap, size);
   }
 
   /** The size recorded in ref's sketch (its page's distinct shingles; feature-sketch.ts). */

@@ -20,7 +20,7 @@
  * - SCRIPT_BYTES (1): the share of those shingles with a word of another
  *   script than Latin (Han, kana, hangul, Cyrillic...), in 255ths. A page
  *   left partly in its source language differs from its translation by
- *   text of one script replaced with text of another; scriptSwapAt tells
+ *   text of one script replaced with text of another; scriptSwapOfEqualBins tells
  *   that from a rewrite (below);
  * - SIZE_BYTES (2): the page's size, its count of distinct shingles on a log
  *   scale (0.03% steps). With both sizes, the Jaccard estimate J gives the
@@ -156,14 +156,9 @@ export function overlapOfEqualBins(equal: number, sizeA: number, sizeB: number):
   return Math.min(1, (j * (sizeA + sizeB)) / ((1 + j) * larger));
 }
 
-/** The overlap (overlapOfEqualBins) of the sketch at a[aAt...] with the sketch b, whose size a caller may have read already. */
-export function overlapAt(a: Uint8Array, aAt: number, b: Uint8Array, bSize = sketchSize(b, 0)): number {
-  return overlapOfEqualBins(equalBins(a, aAt, b), sketchSize(a, aAt), bSize);
-}
-
 /** The overlap of two sketches (overlapOfEqualBins). */
 export function sketchOverlap(a: Uint8Array, b: Uint8Array): number {
-  return overlapAt(a, 0, b);
+  return overlapOfEqualBins(equalBins(a, 0, b), sketchSize(a, 0), sketchSize(b, 0));
 }
 
 const sketcher = new FeatureSketcher();
@@ -203,9 +198,9 @@ export function sketchScriptShare(a: Uint8Array, aAt: number): number {
  * The least share of the features two pages could share across a change of script that they must
  * share (scriptSwapOfEqualBins): all but a tenth.
  */
-export const SCRIPT_SWAP_SHARED = 0.9;
+const SCRIPT_SWAP_SHARED = 0.9;
 /** The least overlap (overlapOfEqualBins) a change of script may leave: below it, too little of the page is left to tell. */
-export const SCRIPT_SWAP_MIN_OVERLAP = 0.5;
+const SCRIPT_SWAP_MIN_OVERLAP = 0.5;
 /** The least share of the larger page by which each script's part must move, one down and the other up (quantization and noise stay below it). */
 const SCRIPT_SWAP_MIN_MOVE = 0.05;
 /**
@@ -216,7 +211,7 @@ const SCRIPT_SWAP_MIN_MOVE = 0.05;
  * one Japanese paragraph left in English took 52% of the Japanese part (the tuning stream's
  * page-002019), while the English pages of full translations kept 0%.
  */
-export const SCRIPT_SWAP_MIN_KEPT = 0.25;
+const SCRIPT_SWAP_MIN_KEPT = 0.25;
 
 /**
  * Whether two pages differ by text of one script replaced with text of another, as a translated
@@ -248,9 +243,16 @@ export function scriptSwapOfEqualBins(equal: number, sizeA: number, shareA: numb
   return shared >= SCRIPT_SWAP_SHARED * (Math.min(otherA, otherB) + Math.min(latinA, latinB));
 }
 
-/** scriptSwapOfEqualBins for the sketch at a[aAt...] and the sketch b, whose size a caller may have read already. */
-export function scriptSwapAt(a: Uint8Array, aAt: number, b: Uint8Array, bSize = sketchSize(b, 0)): boolean {
-  return scriptSwapOfEqualBins(equalBins(a, aAt, b), sketchSize(a, aAt), sketchScriptShare(a, aAt), bSize, sketchScriptShare(b, 0));
+/**
+ * Whether the sketch at a[aAt...] and the sketch b (whose size a caller may have read already)
+ * agree, as the second stage asks of a candidate: an overlap (overlapOfEqualBins) of `minOverlap`
+ * or more, or one script's text replaced with another's (scriptSwapOfEqualBins). Bins and sizes
+ * are read once for both. The digest of content numbers is sameNumbers's to check.
+ */
+export function sketchesAgreeAt(a: Uint8Array, aAt: number, b: Uint8Array, minOverlap: number, bSize = sketchSize(b, 0)): boolean {
+  const equal = equalBins(a, aAt, b);
+  const aSize = sketchSize(a, aAt);
+  return overlapOfEqualBins(equal, aSize, bSize) >= minOverlap || scriptSwapOfEqualBins(equal, aSize, sketchScriptShare(a, aAt), bSize, sketchScriptShare(b, 0));
 }
 
 /**
