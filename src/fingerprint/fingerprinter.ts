@@ -12,15 +12,15 @@ import { ConfigError } from '../errors.js';
 import { loadJiebaSegmenter, type CjkSegmenter } from './cjk-segmenter.js';
 import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix } from './feature-hash.js';
 import { FeatureSketcher, SKETCH_BINS } from './feature-sketch.js';
-import { FeatureCounter, type StaticTable64 } from './hash-table-64.js';
+import { FeatureCounter } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
 import { nextIdentifier } from './identifiers.js';
 import { holdsMojibake, repairMojibake, repairMojibakeString } from './mojibake.js';
 import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
-import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_WORD, TokenBuffer } from './token-buffer.js';
+import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_STOP, TokenBuffer } from './token-buffer.js';
 import { Tokenizer, type CjkMode } from './tokenizer.js';
-import { dateCueTable, dateWordTable, loadIdfTable, stopWordTable, type IdfTable } from './word-tables.js';
+import { dateCueTable, dateWordTable, loadIdfTable, wordKindTable, type IdfTable } from './word-tables.js';
 
 export type Weighting = 'tf' | 'log-tf' | 'tfidf' | 'binary';
 
@@ -157,7 +157,6 @@ class SimhashFingerprinter implements Fingerprinter {
   private readonly simhash = new Simhash();
   private weights = new Float64Array(1024);
   private readonly out = new Uint32Array(2);
-  private readonly stop: StaticTable64 | undefined;
   private readonly ringA: Int32Array;
   private readonly ringB: Int32Array;
   private readonly ringNum: Uint8Array;
@@ -188,8 +187,8 @@ class SimhashFingerprinter implements Fingerprinter {
     private readonly idf: IdfTable | undefined,
   ) {
     this.html = new HtmlTextExtractor(options.boilerplate);
-    this.tokenizer = new Tokenizer(options.cjk, segmenter, dateWordTable(), dateCueTable());
-    this.stop = options.stopWords ? stopWordTable() : undefined;
+    // With stop words on, the tokenizer marks them (TOKEN_STOP) in the lookup it makes for date words.
+    this.tokenizer = new Tokenizer(options.cjk, segmenter, options.stopWords ? wordKindTable() : dateWordTable(), dateCueTable());
     const n = options.shingleSize;
     this.ringA = new Int32Array(n);
     this.ringB = new Int32Array(n);
@@ -292,7 +291,6 @@ class SimhashFingerprinter implements Fingerprinter {
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
   private collectFeatures(len: number): void {
     const { a: ta, b: tb, num: tn, script: ts } = this.tokens;
-    const stop = this.stop;
     const n = this.options.shingleSize;
     const counter = this.counter;
     const idf = this.idf;
@@ -302,11 +300,13 @@ class SimhashFingerprinter implements Fingerprinter {
     const ringScript = this.ringScript;
     const ringIdf = this.ringIdf;
     let filled = 0;
+    // The ring slot of the next token: filled % n, kept without a division per token.
+    let slot = 0;
     for (let i = 0; i < len; i++) {
       const a = ta[i]!;
       const b = tb[i]!;
       const kind = tn[i]!;
-      if (stop !== undefined && kind === TOKEN_WORD && stop.get(a, b, 0) === 1) continue;
+      if (kind === TOKEN_STOP) continue;
       if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
       if (kind !== TOKEN_NUM) this.sketcher.addWord(a, b);
       if (n === 1) {
@@ -318,29 +318,30 @@ class SimhashFingerprinter implements Fingerprinter {
         }
         continue;
       }
-      const slot = filled % n;
       ringA[slot] = a;
       ringB[slot] = b;
       ringNum[slot] = kind;
       ringScript[slot] = ts[i]!;
       if (idf !== undefined) ringIdf[slot] = kind === TOKEN_NUM ? idf.defaultIdf : idf.table.get(a, b, idf.defaultIdf);
       filled++;
-      if (filled >= n) this.addShingle(filled - n, n);
+      if (++slot === n) slot = 0;
+      // The oldest token's slot is the next one to be written.
+      if (filled >= n) this.addShingle(slot, n);
     }
     if (n > 1 && filled > 0 && filled < n) this.addShingle(0, filled);
   }
 
-  /** Adds the shingle of `size` tokens starting at ring position `start` (mod n); all-NUM shingles are dropped. */
+  /** Adds the shingle of `size` tokens starting at ring slot `start` (wrapping at n); all-NUM shingles are dropped. */
   private addShingle(start: number, size: number): void {
     const n = this.options.shingleSize;
+    let slot = start;
     let sa = SHINGLE_SEED_A;
     let sb = SHINGLE_SEED_B;
     let words = 0;
     let numbers = 0;
     let idfSum = 0;
     let other = 0;
-    for (let k = 0; k < size; k++) {
-      const slot = (start + k) % n;
+    for (let k = 0; k < size; k++, slot = slot + 1 === n ? 0 : slot + 1) {
       sa = mix(sa, this.ringA[slot]!);
       sb = mix(sb, this.ringB[slot]!);
       const kind = this.ringNum[slot]!;

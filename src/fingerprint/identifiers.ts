@@ -27,27 +27,28 @@ const UNDERSCORE = 0x5f;
 const SEED_A = 0x1b873593;
 const SEED_B = 0x85ebca6b;
 
-function isIdentifierUnit(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === UNDERSCORE;
-}
-
-function isAlnum(c: number): boolean {
-  return c !== UNDERSCORE && isIdentifierUnit(c);
+/** Per UTF-16 code unit: IDENTIFIER (an ASCII letter, digit or underscore), INVISIBLE (isInvisible), or neither (0). */
+const IDENTIFIER = 1;
+const INVISIBLE = 2;
+const UNIT = new Uint8Array(65536);
+for (let c = 0; c < 65536; c++) {
+  if ((c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === UNDERSCORE) UNIT[c] = IDENTIFIER;
+  else if (isInvisible(c)) UNIT[c] = INVISIBLE;
 }
 
 /**
  * Finds the next identifier with an underscore in units[from..): writes its hash (two uint32, the
  * invisible characters left out) into out and returns the index just after it, or -1 when there
- * is none. Looks only around underscores, so text without any costs one indexOf.
+ * is none. Looks only around underscores, so text without any costs one indexOf; each run of
+ * identifier units is read once, back to its start and then forward, hashing as it goes.
  */
 export function nextIdentifier(units: Uint16Array, from: number, out: Uint32Array): number {
   const n = units.length;
+  const unit = UNIT;
   for (let at = units.indexOf(UNDERSCORE, from); at >= 0; at = units.indexOf(UNDERSCORE, at + 1)) {
     // The run of identifier units around this underscore, invisible characters included.
     let start = at;
-    while (start > 0 && (isIdentifierUnit(units[start - 1]!) || isInvisible(units[start - 1]!))) start--;
-    let end = at + 1;
-    while (end < n && (isIdentifierUnit(units[end]!) || isInvisible(units[end]!))) end++;
+    while (start > 0 && unit[units[start - 1]!] !== 0) start--;
     let a = SEED_A;
     let b = SEED_B;
     let length = 0;
@@ -55,10 +56,13 @@ export function nextIdentifier(units: Uint16Array, from: number, out: Uint32Arra
     // The underscores being read follow a letter or a digit.
     let opened = false;
     let previous = 0;
-    for (let i = start; i < end; i++) {
-      const c = units[i]!;
-      if (isInvisible(c)) continue;
-      if (c === UNDERSCORE) opened ||= isAlnum(previous);
+    let end = start;
+    for (; end < n; end++) {
+      const c = units[end]!;
+      const kind = unit[c]!;
+      if (kind === 0) break;
+      if (kind === INVISIBLE) continue;
+      if (c === UNDERSCORE) opened ||= previous !== 0 && previous !== UNDERSCORE;
       else {
         if (opened && previous === UNDERSCORE) inner = true;
         opened = false;

@@ -4,6 +4,8 @@ export const TOKEN_WORD = 0;
 export const TOKEN_NUM = 1;
 /** A number that is content: a version, a quantity, an identifier with digits ("1.5.11", "Foo2"). */
 export const TOKEN_NUMBER = 2;
+/** A word on the stop list (the tokenizer's table of word kinds): left out of the features. */
+export const TOKEN_STOP = 3;
 
 /**
  * A growable struct-of-arrays of tokens: 64-bit hash lanes, the token's kind (TOKEN_*) and its

@@ -30,7 +30,7 @@
 import { APOS, CLASS, CONTROL, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD, isAstralHan, isInvisible } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
 import { TOKEN_SEED_A, TOKEN_SEED_B, fmix, hashUnits, mix } from './feature-hash.js';
-import type { StaticTable64 } from './hash-table-64.js';
+import { StaticTable64 } from './hash-table-64.js';
 import { CJK_DATE_SUFFIXES } from './stop-words.js';
 import { isMisreadContinuation, isMisreadLead } from './mojibake.js';
 import { TextBuffer } from './text-buffer.js';
@@ -49,7 +49,8 @@ function continuesMisreadUtf8(text: Uint16Array, i: number): boolean {
   }
   return false;
 }
-import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_WORD, type TokenBuffer } from './token-buffer.js';
+import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_STOP, TOKEN_WORD, type TokenBuffer } from './token-buffer.js';
+import { WORD_DATE, WORD_STOP } from './word-tables.js';
 
 export type CjkMode = 'jieba' | 'bigram' | 'off';
 
@@ -185,17 +186,50 @@ function skipSpace(text: Uint16Array, i: number, n: number): number {
   return i;
 }
 
-/** The word (letters, case-folded, at most 24 units) starting at or after i (skipping spaces), and its end. */
-function nextWord(text: Uint16Array, i: number, n: number): [string, number] {
+/** What a word after a number is (WORDS_AFTER_NUMBER): a counter's word, a time unit, "ago". */
+const AFTER_COUNTER = 1;
+const AFTER_TIME_UNIT = 2;
+const AFTER_AGO = 3;
+const WORDS_AFTER_NUMBER = ((): StaticTable64 => {
+  const table = new StaticTable64(COUNTER_WORDS.size + TIME_UNITS.size + 1);
+  const h = new Uint32Array(2);
+  const add = (words: Iterable<string>, kind: number): void => {
+    for (const w of words) {
+      hashUnits(w, h);
+      table.set(h[0]!, h[1]!, kind);
+    }
+  };
+  add(COUNTER_WORDS, AFTER_COUNTER);
+  add(TIME_UNITS, AFTER_TIME_UNIT);
+  add(['ago'], AFTER_AGO);
+  return table;
+})();
+
+/**
+ * The word (letters, case-folded, at most 24 units) starting at or after i (skipping spaces):
+ * returns its kind in WORDS_AFTER_NUMBER (0: another word), or -1 when no word starts there, and
+ * sets wordAfterEnd to its end. Hashes the word as a token is hashed (hashUnits), so no string is
+ * built per number.
+ */
+function wordAfter(text: Uint16Array, i: number, n: number): number {
   i = skipSpace(text, i, n);
-  let w = '';
-  for (; i < n && w.length < 24; i++) {
-    const cls = CLASS[text[i]!];
-    if (cls === WORD) w += String.fromCharCode(FOLD[text[i]!]!);
-    else if (!isInvisible(text[i]!)) break;
+  let a = TOKEN_SEED_A;
+  let b = TOKEN_SEED_B;
+  let length = 0;
+  for (; i < n && length < 24; i++) {
+    const c = text[i]!;
+    if (CLASS[c] === WORD) {
+      const f = FOLD[c]!;
+      a = mix(a, f);
+      b = mix(b, f);
+      length++;
+    } else if (!isInvisible(c)) break;
   }
-  return [w, i];
+  wordAfterEnd = i;
+  return length === 0 ? -1 : WORDS_AFTER_NUMBER.get(fmix(a ^ length), fmix(b ^ length), 0);
 }
+/** wordAfter's second answer: the end of the word it read. */
+let wordAfterEnd = 0;
 
 /** dateTimeOrCounter's answer for a number that is content. */
 const CONTENT = -1;
@@ -233,28 +267,34 @@ function dateTimeOrCounter(text: Uint16Array, s: number, e: number, n: number): 
     if (isAsciiAlnum(c) || isInvisible(c) || (isJoiner(c) && ge + 1 < n && (isAsciiAlnum(text[ge + 1]!) || isInvisible(text[ge + 1]!)))) ge++;
     else break;
   }
-  // Dates and times need a '-', '/', '.' or ':' inside the group; most numbers (and versions
-  // without a year) skip the regular expressions.
+  // Times need a ':' inside the group, dates a '-', '/' or '.' and a year (four digits in a row,
+  // invisible characters skipped): most numbers, and versions ("3.11", "1.5.11"), skip the
+  // regular expressions.
   let colon = false;
   let separated = false;
+  let digits = 0;
+  let year = false;
   for (let k = gs; k < ge; k++) {
     const c = text[k]!;
+    if (c >= 0x30 && c <= 0x39) {
+      if (++digits === 4) year = true;
+      continue;
+    }
+    if (!isInvisible(c)) digits = 0;
     if (c === 0x3a) colon = true;
     else if (c === 0x2d || c === 0x2f || c === 0x2e) separated = true;
   }
+  separated &&= year;
   if (colon || separated) {
     let group = '';
     for (let k = gs; k < ge; k++) if (!isInvisible(text[k]!)) group += String.fromCharCode(text[k]!);
     if (colon && TIME.test(group)) return DATE_OR_TIME;
     if (separated && (YEAR_FIRST.test(group) || YEAR_LAST.test(group))) return DATE_OR_TIME;
   }
-  const [w, we] = nextWord(text, ge, n);
-  if (w.length > 0) {
-    if (COUNTER_WORDS.has(w)) return we;
-    if (TIME_UNITS.has(w)) {
-      const [ago, end] = nextWord(text, we, n);
-      if (ago === 'ago') return end;
-    }
+  const word = wordAfter(text, ge, n);
+  if (word >= 0) {
+    if (word === AFTER_COUNTER) return wordAfterEnd;
+    if (word === AFTER_TIME_UNIT && wordAfter(text, wordAfterEnd, n) === AFTER_AGO) return wordAfterEnd;
     return CONTENT;
   }
   const k = skipSpace(text, ge, n);
@@ -288,7 +328,12 @@ export class Tokenizer {
   constructor(
     private readonly cjk: CjkMode,
     private readonly segmenter: CjkSegmenter | undefined,
-    private readonly dateWords: StaticTable64,
+    /**
+     * What a word is: WORD_DATE (a date word, which becomes part of a NUM), WORD_STOP (a stop word,
+     * emitted as TOKEN_STOP), or missing (word-tables.ts: dateWordTable, or wordKindTable with the
+     * stop words too). One lookup per word for both.
+     */
+    private readonly wordKinds: StaticTable64,
     /** Words that introduce a date, time or counter (DATE_CUE_WORDS); none when undefined. */
     private readonly dateCues?: StaticTable64,
   ) {}
@@ -437,8 +482,9 @@ export class Tokenizer {
         this.emitNum(out);
         return;
       }
-      if (this.dateWords.get(a, b, 0) !== 1) {
-        out.push(a, b, TOKEN_WORD, other);
+      const kind = this.wordKinds.get(a, b, 0);
+      if (kind !== WORD_DATE) {
+        out.push(a, b, kind === WORD_STOP ? TOKEN_STOP : TOKEN_WORD, other);
         this.last = LAST_WORD;
         return;
       }
@@ -470,7 +516,7 @@ export class Tokenizer {
       const cues = this.dateCues;
       if (cues !== undefined) {
         let popped = 0;
-        for (let t = out.length - 1; popped < 4 && t >= 0 && out.num[t] === TOKEN_WORD && cues.get(out.a[t]!, out.b[t]!, 0) === 1; t--) popped++;
+        for (let t = out.length - 1; popped < 4 && t >= 0 && (out.num[t] === TOKEN_WORD || out.num[t] === TOKEN_STOP) && cues.get(out.a[t]!, out.b[t]!, 0) === 1; t--) popped++;
         out.length -= popped;
         if (popped > 0 && out.length > 0 && out.num[out.length - 1] === TOKEN_NUM) {
           this.last = LAST_NUM;
@@ -491,7 +537,8 @@ export class Tokenizer {
       hashUnits(w, h);
       const a = h[0]! | 0;
       const b = h[1]! | 0;
-      if (this.dateWords.get(a, b, 0) === 1) {
+      const kind = this.wordKinds.get(a, b, 0);
+      if (kind === WORD_DATE) {
         if (this.last === LAST_NUMBER) {
           out.length--;
           this.last = this.beforeNumber;
@@ -499,11 +546,16 @@ export class Tokenizer {
         this.emitNum(out);
       }
       else {
-        out.push(a, b, TOKEN_WORD, 1);
+        out.push(a, b, kind === WORD_STOP ? TOKEN_STOP : TOKEN_WORD, 1);
         this.last = LAST_WORD;
       }
     }
     return pi;
+  }
+
+  /** A Han or kana token that is not read for dates (a run, a bigram): a word, or a stop word. */
+  private pushWord(out: TokenBuffer, a: number, b: number): void {
+    out.push(a, b, this.wordKinds.get(a, b, 0) === WORD_STOP ? TOKEN_STOP : TOKEN_WORD, 1);
   }
 
   /** The run text[s..e) as one token (its invisible characters skipped). */
@@ -518,7 +570,7 @@ export class Tokenizer {
       b = mix(b, c);
       len++;
     }
-    out.push(fmix(a ^ len) | 0, fmix(b ^ len) | 0, TOKEN_WORD, 1);
+    this.pushWord(out, fmix(a ^ len) | 0, fmix(b ^ len) | 0);
     this.last = LAST_WORD;
   }
 
@@ -532,7 +584,7 @@ export class Tokenizer {
       if (prev >= 0) {
         const a = fmix(mix(mix(TOKEN_SEED_A, prev), d) ^ 2) | 0;
         const b = fmix(mix(mix(TOKEN_SEED_B, prev), d) ^ 2) | 0;
-        out.push(a, b, TOKEN_WORD, 1);
+        this.pushWord(out, a, b);
         pairs++;
       }
       prev = d;

@@ -7,27 +7,40 @@ import { hashUnits } from './feature-hash.js';
 import { StaticTable64 } from './hash-table-64.js';
 import { CHINESE_STOP_WORDS, DATE_CUE_WORDS, DATE_WORDS, ENGLISH_STOP_WORDS } from './stop-words.js';
 
-function tableOf(words: readonly string[]): StaticTable64 {
-  const table = new StaticTable64(words.length);
+/** What a word is, in the tokenizer's table of word kinds (wordKindTable): a date word, a stop word. */
+export const WORD_DATE = 1;
+export const WORD_STOP = 2;
+
+function tableOf(words: readonly string[], table = new StaticTable64(words.length), value = 1): StaticTable64 {
   const h = new Uint32Array(2);
   for (const w of words) {
     hashUnits(w, h);
-    table.set(h[0]!, h[1]!, 1);
+    table.set(h[0]!, h[1]!, value);
   }
   return table;
 }
 
-let stopWords: StaticTable64 | undefined;
 let dateWords: StaticTable64 | undefined;
 
-export function stopWordTable(): StaticTable64 {
-  stopWords ??= tableOf([...ENGLISH_STOP_WORDS, ...CHINESE_STOP_WORDS]);
-  return stopWords;
-}
-
+/** The date words (WORD_DATE). */
 export function dateWordTable(): StaticTable64 {
   dateWords ??= tableOf(DATE_WORDS);
   return dateWords;
+}
+
+let wordKinds: StaticTable64 | undefined;
+
+/**
+ * The date words (WORD_DATE) and the stop words (WORD_STOP) in one table, for the tokenizer: one
+ * lookup per word tells both (a word on both lists is a date word, as the tokenizer reads dates first).
+ */
+export function wordKindTable(): StaticTable64 {
+  if (wordKinds === undefined) {
+    const stop = [...ENGLISH_STOP_WORDS, ...CHINESE_STOP_WORDS];
+    wordKinds = tableOf(stop, new StaticTable64(stop.length + DATE_WORDS.length), WORD_STOP);
+    tableOf(DATE_WORDS, wordKinds, WORD_DATE);
+  }
+  return wordKinds;
 }
 
 let dateCues: StaticTable64 | undefined;
