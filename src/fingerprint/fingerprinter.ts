@@ -300,8 +300,6 @@ class SimhashFingerprinter implements Fingerprinter {
     const ringScript = this.ringScript;
     const ringIdf = this.ringIdf;
     let filled = 0;
-    // The ring slot of the next token: filled % n, kept without a division per token.
-    let slot = 0;
     for (let i = 0; i < len; i++) {
       const a = ta[i]!;
       const b = tb[i]!;
@@ -318,30 +316,29 @@ class SimhashFingerprinter implements Fingerprinter {
         }
         continue;
       }
+      const slot = filled % n;
       ringA[slot] = a;
       ringB[slot] = b;
       ringNum[slot] = kind;
       ringScript[slot] = ts[i]!;
       if (idf !== undefined) ringIdf[slot] = kind === TOKEN_NUM ? idf.defaultIdf : idf.table.get(a, b, idf.defaultIdf);
       filled++;
-      if (++slot === n) slot = 0;
-      // The oldest token's slot is the next one to be written.
-      if (filled >= n) this.addShingle(slot, n);
+      if (filled >= n) this.addShingle(filled - n, n);
     }
     if (n > 1 && filled > 0 && filled < n) this.addShingle(0, filled);
   }
 
-  /** Adds the shingle of `size` tokens starting at ring slot `start` (wrapping at n); all-NUM shingles are dropped. */
+  /** Adds the shingle of `size` tokens starting at ring position `start` (mod n); all-NUM shingles are dropped. */
   private addShingle(start: number, size: number): void {
     const n = this.options.shingleSize;
-    let slot = start;
     let sa = SHINGLE_SEED_A;
     let sb = SHINGLE_SEED_B;
     let words = 0;
     let numbers = 0;
     let idfSum = 0;
     let other = 0;
-    for (let k = 0; k < size; k++, slot = slot + 1 === n ? 0 : slot + 1) {
+    for (let k = 0; k < size; k++) {
+      const slot = (start + k) % n;
       sa = mix(sa, this.ringA[slot]!);
       sb = mix(sb, this.ringB[slot]!);
       const kind = this.ringNum[slot]!;
