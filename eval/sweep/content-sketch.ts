@@ -12,7 +12,7 @@ import { HASHES, shingleSet, signature } from '../corpus/overlap-filter.js';
 import type { VerdictLine } from '../score.js';
 import { dropChromeShapedBlocks } from './density-filter.js';
 import { NO_MATCH, type FingerprintTable } from './nearest.js';
-import { isKnownSketch, sameNumbers } from '../../src/fingerprint/feature-sketch.js';
+import { isKnownSketch, numbersAgreeAt } from '../../src/fingerprint/feature-sketch.js';
 
 export function contentSketches(contents: readonly (PageContent | null)[]): Uint32Array {
   const out = new Uint32Array(contents.length * HASHES);
@@ -52,13 +52,13 @@ export async function featureSketches(contents: readonly (PageContent | null)[])
 
 /**
  * Whether pages i and j pass the second stage's check of content numbers (src/dedup/decider.ts):
- * the same digest, or a sketch unknown on either side (zeros in every bin).
+ * the same content numbers (numbersAgreeAt), or a sketch unknown on either side (zeros in every bin).
  */
 export function sameContentNumbers(sketches: Uint8Array, i: number, j: number): boolean {
   const a = i * SKETCH_BINS;
   const b = j * SKETCH_BINS;
   if (!isKnownSketch(sketches, a) || !isKnownSketch(sketches, b)) return true;
-  return sameNumbers(sketches, a, sketches.subarray(b, b + SKETCH_BINS));
+  return numbersAgreeAt(sketches, a, sketches.subarray(b, b + SKETCH_BINS));
 }
 
 export function featureSketchSimilarity(sketches: Uint8Array, i: number, j: number): number {

@@ -16,8 +16,8 @@
  * Pages are rendered without the stream's random chrome (the same bare
  * layout for both pages of a pair), so a figure here is of the text alone.
  * Misses of the partly untranslated kind are counted by what held the pair
- * apart: the digest of content numbers, the sketch's agreement (overlap or
- * script swap), or neither (the candidate not found). Writes
+ * apart: the content numbers (numbersAgreeAt), the sketch's agreement
+ * (overlap or script swap), or neither (the candidate not found). Writes
  * eval/results/generated-pairs.json.
  *
  *   node dist/eval/sweep/generated-pairs.js [--out F] [--seed S]
@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import type { DecisionInput } from '../../src/dedup/decider.js';
-import { sameNumbers, sketchesAgreeAt } from '../../src/fingerprint/feature-sketch.js';
+import { numbersAgreeAt, sketchesAgreeAt } from '../../src/fingerprint/feature-sketch.js';
 import { createFingerprinter, type FingerprintResult } from '../../src/fingerprint/index.js';
 import { NO_CHROME, renderWithChrome } from '../corpus/chrome.js';
 import { hardNegative } from '../corpus/hard-negative.js';
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
         count(tallies, 'partly-untranslated', duplicate);
         count(byLanguage, o.set.language, duplicate);
         if (!duplicate) {
-          const digest = sameNumbers(original.sketch, 0, other.sketch) ? 'same digest' : 'digest differs';
+          const digest = numbersAgreeAt(original.sketch, 0, other.sketch) ? 'same content numbers' : 'other content numbers';
           const agree = sketchesAgreeAt(original.sketch, 0, other.sketch, config.secondStageSimilarity) ? 'sketches agree' : 'sketches disagree';
           untranslatedMisses[`${digest}, ${agree}`] = (untranslatedMisses[`${digest}, ${agree}`] ?? 0) + 1;
         }

@@ -15,7 +15,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { FeatureSketcher, WORD_COPY_SALT, sameNumbers, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
+import { FeatureSketcher, WORD_COPY_SALT, numbersAgreeAt, sketchSimilarity } from '../../src/fingerprint/feature-sketch.js';
 import { SKETCH_BINS, createFingerprinter, type Fingerprinter } from '../../src/fingerprint/index.js';
 import { demoPages } from '../../src/producers/demo-pages.js';
 import { Rng } from '../corpus/prng.js';
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
       const a = base[sketch];
       const b = other[sketch];
       const similarity = sketchSimilarity(a, b);
-      const same = sameNumbers(a, 0, b);
+      const same = numbersAgreeAt(a, 0, b);
       THRESHOLDS.forEach((t, i) => {
         if (same && similarity >= t) byLength[sketch]![i]!++;
       });

@@ -201,11 +201,11 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
         // sketchesAgreeAt), and never past a closer match (a first-stage match is always closer
         // than one beyond k).
         if (distance > out.distance) continue;
-        if (!store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) || !store.sameNumbers(ref, check.sketch)) {
+        if (!store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) || !store.numbersAgree(ref, check.sketch, check.size)) {
           check.rejected++;
           continue;
         }
-      } else if (check.known && !store.sameNumbers(ref, check.sketch) && store.holdsSketch(ref)) {
+      } else if (check.known && !store.numbersAgree(ref, check.sketch, check.size) && store.holdsSketch(ref)) {
         // Within k, too, a page with other content numbers (release notes of another version, the
         // sibling class's API page) is another document, however few bits its simhash moved.
         check.rejected++;

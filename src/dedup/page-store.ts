@@ -29,7 +29,7 @@
  * collision would make the second id reuse the first one's verdict.
  */
 import { DedupError } from '../errors.js';
-import { SKETCH_BINS, isKnownSketch, sameNumbers, sketchSize, sketchesAgreeAt } from '../fingerprint/feature-sketch.js';
+import { SKETCH_BINS, isKnownSketch, numbersAgreeAt, sketchSize, sketchesAgreeAt } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
 import { IdTable, MIN_SLOTS } from './id-table.js';
 import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
@@ -304,9 +304,9 @@ export class PageStore {
     return sketchSize(this.sketches, (ref - this.base) * this.sketchBytes);
   }
 
-  /** Whether ref's sketch and `sketch` have the same digest of content numbers and identifiers (feature-sketch.ts). */
-  sameNumbers(ref: number, sketch: Uint8Array): boolean {
-    return sameNumbers(this.sketches, (ref - this.base) * this.sketchBytes, sketch);
+  /** Whether ref's sketch and `sketch` (of `size`) have the same content numbers (feature-sketch.ts, numbersAgreeAt). */
+  numbersAgree(ref: number, sketch: Uint8Array, size: number): boolean {
+    return numbersAgreeAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, size);
   }
 
   /** Whether ref's sketch is known: a stored sketch of zeros in every bin is none (setSketch without one). */

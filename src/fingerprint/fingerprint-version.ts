@@ -22,7 +22,7 @@ import type { FeatureOptions } from './fingerprinter.js';
 export const FINGERPRINT_DEFINITION = 12;
 
 /** Bumped with every change of the feature sketch (feature-sketch.ts), which a second stage stores per page. */
-export const SKETCH_DEFINITION = 6;
+export const SKETCH_DEFINITION = 7;
 
 /** sketches: the state keeps feature sketches (the second stage is on), so their definition is part of it too. */
 export function fingerprintVersion(options: Readonly<FeatureOptions>, sketches = false): string {

@@ -20,7 +20,7 @@ import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
 import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_STOP, TokenBuffer } from './token-buffer.js';
 import { Tokenizer, type CjkMode } from './tokenizer.js';
-import { dateCueTable, dateWordTable, loadIdfTable, wordKindTable, type IdfTable } from './word-tables.js';
+import { dateCueTable, dateWordTable, loadIdfTable, smallNumberTable, wordKindTable, type IdfTable } from './word-tables.js';
 
 export type Weighting = 'tf' | 'log-tf' | 'tfidf' | 'binary';
 
@@ -170,9 +170,17 @@ class SimhashFingerprinter implements Fingerprinter {
    * (identifiers.ts; the sketch's last bytes): of the number tokens and identifiers, not of the
    * shingles that hold them, so an edit next to a number leaves it as it was.
    */
-  private numbersA = 0;
-  private numbersB = 0;
+  private numbers = 0;
   private readonly numbersSeen = new FeatureCounter(64);
+  /**
+   * Plain numbers of one or two digits ("4", "30"), content tokens but left out of the digest:
+   * one language writes as a digit what another writes as a word ("4个限制", "four limits";
+   * "1 つ", "one"), so they tell a translation left partly in its source language from its
+   * translation, not one document from another (versions, codes and identifiers do that).
+   */
+  private readonly smallNumberTokens = smallNumberTable();
+  /** Digest of the page's distinct plain small numbers (smallNumberTokens), as numbers of the others. */
+  private smallNumbers = 0;
   private readonly identifier = new Uint32Array(2);
   /**
    * The second stage's sketch (feature-sketch.ts) of the page's words (the tokens the shingles are
@@ -245,8 +253,8 @@ class SimhashFingerprinter implements Fingerprinter {
 
     const counter = this.counter;
     counter.reset();
-    this.numbersA = 0;
-    this.numbersB = 0;
+    this.numbers = 0;
+    this.smallNumbers = 0;
     this.numbersSeen.reset();
     this.sketcher.reset();
     this.otherScript = 0;
@@ -285,7 +293,7 @@ class SimhashFingerprinter implements Fingerprinter {
   }
 
   featureSketch(out: Uint8Array): void {
-    this.sketcher.write(out, this.numbersA, this.numbersB, this.counter.size, this.otherScript);
+    this.sketcher.write(out, this.numbers, this.smallNumbers, this.counter.size, this.otherScript);
   }
 
   /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
@@ -305,7 +313,10 @@ class SimhashFingerprinter implements Fingerprinter {
       const b = tb[i]!;
       const kind = tn[i]!;
       if (kind === TOKEN_STOP) continue;
-      if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
+      if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) {
+        if (this.smallNumberTokens.get(a, b, 0) === 1) this.smallNumbers = (this.smallNumbers + fmix(a ^ 0x5bd1e995)) | 0;
+        else this.noteNumber(a);
+      }
       if (kind !== TOKEN_NUM) this.sketcher.addWord(a, b);
       if (n === 1) {
         if (kind === TOKEN_NUM) continue;
@@ -363,13 +374,12 @@ class SimhashFingerprinter implements Fingerprinter {
     for (let at = nextIdentifier(text, 0, h); at >= 0; at = nextIdentifier(text, at, h)) {
       const a = h[0]! | 0;
       const b = h[1]! | 0;
-      if (this.numbersSeen.add(a, b) < 0) this.noteNumber(a, b);
+      if (this.numbersSeen.add(a, b) < 0) this.noteNumber(a);
     }
   }
 
   /** Adds a distinct content number (its token's hashes) to the page's digest of them (order-free). */
-  private noteNumber(a: number, b: number): void {
-    this.numbersA = (this.numbersA + fmix(a ^ 0x5bd1e995)) | 0;
-    this.numbersB = (this.numbersB ^ fmix(b + 0x27d4eb2f)) | 0;
+  private noteNumber(a: number): void {
+    this.numbers = (this.numbers + fmix(a ^ 0x5bd1e995)) | 0;
   }
 }

@@ -28,6 +28,14 @@ export function dateWordTable(): StaticTable64 {
   return dateWords;
 }
 
+let smallNumbers: StaticTable64 | undefined;
+
+/** The plain numbers of one or two digits, 0 to 99 and 00 to 09, hashed as number tokens are (the fingerprinter leaves them out of the digest of content numbers). */
+export function smallNumberTable(): StaticTable64 {
+  smallNumbers ??= tableOf(Array.from({ length: 110 }, (_, i) => (i < 100 ? String(i) : `0${i - 100}`)));
+  return smallNumbers;
+}
+
 let wordKinds: StaticTable64 | undefined;
 
 /**

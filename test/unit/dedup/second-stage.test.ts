@@ -12,9 +12,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decider, type DecisionInput, type SecondStage } from '../../../src/dedup/decider.js';
 import {
+  LARGE_NUMBERS_BYTES,
   MIN_CONFIRMING_SIZE,
   MINHASH_BINS,
   NUMBERS_BYTES,
+  SMALL_NUMBERS_MIN_MOVE,
   SCRIPT_BYTES,
   SIZE_BYTES,
   overlapOfEqualBins,
@@ -54,6 +56,8 @@ interface Expected {
 
 /** Candidates the oracle found agreeing by a change of script alone (scriptSwapOfEqualBins), not by their overlap. */
 let oracleScriptSwaps = 0;
+/** Candidates whose digests of small numbers differed across a change of script, which the oracle let pass. */
+let oracleSmallNumbersAcrossScripts = 0;
 
 /** The rule, by brute force over every earlier page (candidates beyond the radius only through a shared band). */
 function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Expected[] {
@@ -80,12 +84,27 @@ function oracle(pages: readonly DecisionInput[], stage: SecondStage | null): Exp
       if (stage !== null) {
         let equal = 0;
         for (let b = 0; b < MINHASH_BINS; b++) if (page.sketch![b] === q.sketch![b]) equal++;
-        let sameNumbers = true;
-        for (let b = MINHASH_BINS; b < MINHASH_BINS + NUMBERS_BYTES; b++) if (page.sketch![b] !== q.sketch![b]) sameNumbers = false;
         const [sizeA, sizeB] = [sketchSize(page.sketch!, 0), sketchSize(q.sketch!, 0)];
+        const [shareA, shareB] = [sketchScriptShare(page.sketch!, 0), sketchScriptShare(q.sketch!, 0)];
+        // The content numbers: the digest of the others equal, and the small numbers' too unless
+        // one page has less of the other scripts and more Latin than the other, each by
+        // SMALL_NUMBERS_MIN_MOVE of the larger page.
+        let sameLarge = true;
+        let sameSmall = true;
+        for (let b = MINHASH_BINS; b < MINHASH_BINS + NUMBERS_BYTES; b++) {
+          if (page.sketch![b] === q.sketch![b]) continue;
+          if (b < MINHASH_BINS + LARGE_NUMBERS_BYTES) sameLarge = false;
+          else sameSmall = false;
+        }
+        const larger = Math.max(sizeA, sizeB);
+        const otherDown = sizeA * shareA - sizeB * shareB;
+        const latinUp = sizeB * (1 - shareB) - sizeA * (1 - shareA);
+        const moved = larger > 0 && Math.abs(otherDown) >= SMALL_NUMBERS_MIN_MOVE * larger && Math.abs(latinUp) >= SMALL_NUMBERS_MIN_MOVE * larger && otherDown > 0 === latinUp > 0;
+        if (sameLarge && !sameSmall && moved) oracleSmallNumbersAcrossScripts++;
+        const sameNumbers = sameLarge && (sameSmall || moved);
         // The sketches agree: the overlap, or one script's text for another's.
         const byOverlap = overlapOfEqualBins(equal, sizeA, sizeB) >= stage.minSimilarity;
-        const agree = byOverlap || scriptSwapOfEqualBins(equal, sizeA, sketchScriptShare(page.sketch!, 0), sizeB, sketchScriptShare(q.sketch!, 0));
+        const agree = byOverlap || scriptSwapOfEqualBins(equal, sizeA, shareA, sizeB, shareB);
         if (agree && !byOverlap && sameNumbers) oracleScriptSwaps++;
         // Beyond k: the sketches must agree and the content numbers be the same; within k, the
         // content numbers alone (when both sketches are known: not zeros in every bin).
@@ -192,6 +211,7 @@ test('the generated streams exercise both outcomes of the second stage', () => {
   let confirmed = 0;
   let rejected = 0;
   oracleScriptSwaps = 0;
+  oracleSmallNumbersAcrossScripts = 0;
   fc.assert(
     fc.property(streams, ({ pages, minSimilarity, bands, radius }) => {
       for (const e of oracle(pages, { radius, minSimilarity, bands })) {
@@ -203,6 +223,7 @@ test('the generated streams exercise both outcomes of the second stage', () => {
   );
   assert.ok(confirmed > 50 && rejected > 50, `confirmed ${confirmed}, rejected ${rejected}`);
   assert.ok(oracleScriptSwaps > 10, `only ${oracleScriptSwaps} candidates agree by a change of script alone`);
+  assert.ok(oracleSmallNumbersAcrossScripts > 5, `only ${oracleSmallNumbersAcrossScripts} candidates with other small numbers across a change of script`);
 });
 
 test('the generated streams hold pages within k of an earlier page with other content numbers', () => {
@@ -216,7 +237,9 @@ test('the generated streams hold pages within k of an earlier page with other co
     }),
     { numRuns: 300, seed: 9 },
   );
-  assert.ok(turnedDown > 50, `only ${turnedDown} first-stage duplicates turned down`);
+  // 50 with this seed: fewer than before sketch definition 7 (61), as other small numbers across a
+  // change of script no longer turn a page down.
+  assert.ok(turnedDown > 40, `only ${turnedDown} first-stage duplicates turned down`);
 });
 
 test('real pages with another version in their text are novel at the defaults, within k or not', async () => {
@@ -291,6 +314,22 @@ test('short real pages: a few words edited is a duplicate at the defaults, anoth
   assert.equal(distinct, short, `${short - distinct} distinct short pages called duplicate`);
 });
 
+/**
+ * The Debian Reference's fixture chapters in Chinese and English, paragraph by paragraph: built
+ * from one DocBook source, they have the same paragraphs in the same order.
+ */
+function translatedChapters(): { zh: string[]; en: string[] }[] {
+  return ['debref-ch08', 'debref-pr01'].map((chapter) => {
+    const zh = positionedParagraphs(readFixture(`${chapter}.zh-cn.html`)).map((p) => p.inner);
+    const en = positionedParagraphs(readFixture(`${chapter}.en.html`)).map((p) => p.inner);
+    assert.equal(zh.length, en.length, chapter);
+    return { zh, en };
+  });
+}
+
+/** A page of these paragraphs and nothing else. */
+const paragraphsPage = (paragraphs: readonly string[]): string => `<html><body><main>${paragraphs.map((p) => `<p>${p}</p>`).join('')}</main></body></html>`;
+
 test('short Chinese pages with a paragraph left in English are duplicates of their translation at the defaults; the English original is not', async () => {
   // The Debian Reference's chapters in English and Chinese, built from one DocBook source, have
   // the same paragraphs in the same order. A short page of 4 or 6 of a chapter's Chinese
@@ -303,15 +342,12 @@ test('short Chinese pages with a paragraph left in English are duplicates of the
   // overlap alone: a long paragraph replaced by a short one).
   const fp = await createFingerprinter();
   const config = loadConfig({});
-  const page = (paragraphs: string[]): string => `<html><body><main>${paragraphs.map((p) => `<p>${p}</p>`).join('')}</main></body></html>`;
+  const page = paragraphsPage;
   let pages = 0;
   let untranslated = 0;
   let translations = 0;
   let rewrites = 0;
-  for (const chapter of ['debref-ch08', 'debref-pr01']) {
-    const zh = positionedParagraphs(readFixture(`${chapter}.zh-cn.html`)).map((p) => p.inner);
-    const en = positionedParagraphs(readFixture(`${chapter}.en.html`)).map((p) => p.inner);
-    assert.equal(zh.length, en.length, chapter);
+  for (const { zh, en } of translatedChapters()) {
     for (let from = 0; from + 6 <= zh.length; from++) {
       for (const length of [4, 6]) {
         const left = from + ((from * 7) % length);
@@ -340,6 +376,57 @@ test('short Chinese pages with a paragraph left in English are duplicates of the
   assert.ok(untranslated >= 220, `${untranslated} of ${pages} pages with a paragraph left in English called duplicate`);
   assert.equal(translations, 0, `${translations} English originals called duplicates of their translation`);
   assert.ok(rewrites <= 35, `${rewrites} of ${pages} pages with a paragraph rewritten called duplicate`);
+});
+
+test('a count the translation writes as a digit and its source as a word keeps a partly untranslated page a duplicate', async () => {
+  // "配额系统允许设置4个限制" against "The quota system allows you to set four limits": the tuning
+  // stream's partly untranslated pages were held apart by the digest of content numbers alone
+  // more often than by anything else (eval/sweep/generated-pairs.ts). The small numbers have a
+  // digest of their own, which may differ across a change of script. Pages as in the test above;
+  // the paragraph left in English says how many of something there are in a word, its
+  // translation in a digit.
+  const fp = await createFingerprinter();
+  const config = loadConfig({});
+  const page = paragraphsPage;
+  const WORDS = ['two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+  const input = (id: string, r: { hi: number; lo: number; short: boolean; sketch: Uint8Array }): DecisionInput => ({ id, hi: r.hi, lo: r.lo, short: r.short, sketch: r.sketch, fetchedAt: 0 });
+  const decidedAfter = (first: string, next: string): string => {
+    const decider = createDecider(config, planFromConfig(config));
+    decider.decide(input('original', fp.fingerprint({ html: first })));
+    return decider.decide(input('next', fp.fingerprint({ html: next }))).verdict;
+  };
+  let plain = 0;
+  let counted = 0;
+  let sameScript = 0;
+  let otherCounts = 0;
+  let windows = 0;
+  for (const { zh, en } of translatedChapters()) {
+    for (let from = 0; from + 6 <= zh.length; from++) {
+      const left = from + ((from * 5) % 6);
+      const n = 2 + (from % WORDS.length);
+      const window = zh.slice(from, from + 6);
+      const partly = (zhCount: string, enCount: string): [string, string] => [
+        page(window.map((p, i) => (from + i === left ? p + zhCount : p))),
+        page(window.map((p, i) => (from + i === left ? en[left]! + enCount : p))),
+      ];
+      windows++;
+      if (decidedAfter(...partly('', '')) === 'duplicate') plain++;
+      if (decidedAfter(...partly(`共${n}项。`, ` There are ${WORDS[n - 2]} of them.`)) === 'duplicate') counted++;
+      // The same count changed in a page of one script is another page's, as before (where the
+      // page's set of numbers changes: neither count is elsewhere in the page, as the 8 of UTF-8).
+      const [chinese] = partly(`共${n}项。`, '');
+      const [other] = partly(`共${n + 1}项。`, '');
+      const numbers = (html: string): string => Buffer.from(fp.fingerprint({ html }).sketch.subarray(MINHASH_BINS, MINHASH_BINS + NUMBERS_BYTES)).toString('hex');
+      if (numbers(chinese) === numbers(other)) continue;
+      otherCounts++;
+      if (decidedAfter(chinese, other) === 'duplicate') sameScript++;
+    }
+  }
+  assert.ok(windows >= 60, `${windows} windows`);
+  assert.ok(plain >= 0.8 * windows, `${plain} of ${windows} partly untranslated pages are duplicates`);
+  assert.ok(counted >= 0.95 * plain, `${counted} of ${windows} with the count are duplicates, ${plain} without`);
+  assert.ok(otherCounts >= 0.5 * windows, `${otherCounts} of ${windows} counts changed the page's numbers`);
+  assert.equal(sameScript, 0, `${sameScript} of ${otherCounts} Chinese pages with another count called duplicates`);
 });
 
 test('a snapshot of the page store and a changelog restore keep the sketches: later decisions are the same', () => {

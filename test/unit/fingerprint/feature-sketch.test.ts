@@ -1,7 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { MINHASH_BINS, NUMBERS_BYTES, SKETCH_BINS, featureSketch, scriptSwapOfEqualBins, sketchOverlap, sketchScriptShare, sketchSimilarity, sketchSize } from '../../../src/fingerprint/feature-sketch.js';
+import {
+  FeatureSketcher,
+  LARGE_NUMBERS_BYTES,
+  MINHASH_BINS,
+  NUMBERS_BYTES,
+  SKETCH_BINS,
+  featureSketch,
+  numbersAgreeAt,
+  scriptSwapOfEqualBins,
+  sketchOverlap,
+  sketchScriptShare,
+  sketchSimilarity,
+  sketchSize,
+} from '../../../src/fingerprint/feature-sketch.js';
 import { loadConfig } from '../../../src/config.js';
 import { demoPages } from '../../../src/producers/demo-pages.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
@@ -275,5 +288,68 @@ describe('the digest of content numbers (the sketch\u2019s last bytes)', () => {
       { numRuns: 200, seed: 13 },
     );
     assert.ok(versions > 100, `only ${versions} version changes reached the features`);
+  });
+
+  it('keeps the plain numbers of one or two digits apart: another such number moves only their digest, another larger number only the other', async () => {
+    // "4个限制" and "four limits": a translation writes a small count as a digit where its source
+    // writes a word, so the small numbers need a digest of their own (numbersAgreeAt).
+    const fp = await createFingerprinter();
+    const texts = fixtureNames().map((name) => htmlToText(readFixture(name)));
+    const large = (s: Uint8Array): string => Buffer.from(s.subarray(MINHASH_BINS, MINHASH_BINS + LARGE_NUMBERS_BYTES)).toString('hex');
+    const small = (s: Uint8Array): string => Buffer.from(s.subarray(MINHASH_BINS + LARGE_NUMBERS_BYTES, MINHASH_BINS + NUMBERS_BYTES)).toString('hex');
+    // A number standing alone: not "1" of "1,000.1", which the tokenizer reads as one number.
+    const NUMBER = /(?<=[ (=\[])\d+(?=[ ,;)\]])(?!,\d)/g;
+    const moved = { small: 0, large: 0 };
+    fc.assert(
+      fc.property(fc.nat(texts.length - 1), fc.nat(), fc.integer({ min: 1, max: 9 }), (which, pick, delta) => {
+        const text = texts[which]!;
+        const numbers = [...text.matchAll(NUMBER)];
+        fc.pre(numbers.length > 0);
+        const m = numbers[pick % numbers.length]!;
+        const replaced = String(Number(m[0]) + delta);
+        const a = fp.fingerprint({ text }).sketch;
+        const b = fp.fingerprint({ text: text.slice(0, m.index) + replaced + text.slice(m.index + m[0].length) }).sketch;
+        // Only where the page's set of numbers changed (a content number, not a date or a counter,
+        // and neither number elsewhere in the page) does a digest move at all.
+        if (large(a) === large(b) && small(a) === small(b)) return;
+        const smallBefore = m[0].length <= 2;
+        const smallAfter = replaced.length <= 2;
+        if (smallBefore && smallAfter) {
+          moved.small++;
+          assert.equal(large(b), large(a), `${m[0]} -> ${replaced}`);
+        } else if (!smallBefore && !smallAfter) {
+          moved.large++;
+          assert.equal(small(b), small(a), `${m[0]} -> ${replaced}`);
+        }
+      }),
+      { numRuns: 300, seed: 29 },
+    );
+    assert.ok(moved.small >= 30 && moved.large >= 30, `small ${moved.small}, large ${moved.large}`);
+  });
+
+  it('lets the small numbers differ only across a change of script; other content numbers never', () => {
+    const sketch = (numbers: number, small: number, size: number, share: number): Uint8Array => {
+      const sketcher = new FeatureSketcher();
+      for (let i = 0; i < 200; i++) sketcher.add(i, i * 7);
+      const out = new Uint8Array(SKETCH_BINS);
+      sketcher.write(out, numbers, small, size, Math.round(share * size));
+      return out;
+    };
+    const chinese = sketch(7, 11, 400, 0.8);
+    // A Chinese paragraph left in English (Chinese part down, Latin part up), another count.
+    assert.equal(numbersAgreeAt(chinese, 0, sketch(7, 12, 400, 0.7)), true);
+    assert.equal(numbersAgreeAt(sketch(7, 12, 400, 0.7), 0, chinese), true);
+    // ...but other versions or identifiers, never.
+    assert.equal(numbersAgreeAt(chinese, 0, sketch(8, 12, 400, 0.7)), false);
+    assert.equal(numbersAgreeAt(chinese, 0, sketch(8, 11, 400, 0.7)), false);
+    // Another count in a page of one script: another page.
+    assert.equal(numbersAgreeAt(chinese, 0, sketch(7, 12, 400, 0.8)), false);
+    assert.equal(numbersAgreeAt(sketch(7, 11, 400, 0), 0, sketch(7, 12, 420, 0)), false);
+    // Text added or removed moves both scripts one way: no change of script.
+    assert.equal(numbersAgreeAt(chinese, 0, sketch(7, 12, 480, 0.8)), false);
+    // A move below 2% of the page is noise.
+    assert.equal(numbersAgreeAt(chinese, 0, sketch(7, 12, 400, 0.79)), false);
+    // The same counts: the same numbers.
+    assert.equal(numbersAgreeAt(chinese, 0, sketch(7, 11, 400, 0.8)), true);
   });
 });
