@@ -114,9 +114,11 @@ export class FeatureSketcher {
   }
 
   /**
-   * Writes the sketch (SKETCH_BINS bytes) into out, with numbersA and numbersB as its digest of
-   * content numbers (their low NUMBERS_BYTES bytes), `size` (the page's distinct shingles) as its
-   * size and `otherScript` (those of them with a word of another script than Latin) as its script share.
+   * Writes the sketch (SKETCH_BINS bytes) into out, with `numbers` as its digest of content
+   * numbers and identifiers (its low LARGE_NUMBERS_BYTES bytes), `smallNumbers` as its digest of
+   * plain small numbers (the rest of the NUMBERS_BYTES), `size` (the page's distinct shingles) as
+   * its size and `otherScript` (those of them with a word of another script than Latin) as its
+   * script share.
    */
   write(out: Uint8Array, numbers = 0, smallNumbers = 0, size = 0, otherScript = 0): void {
     const mins = this.mins;
@@ -173,10 +175,10 @@ const sketcher = new FeatureSketcher();
 
 /**
  * Writes the sketch of the feature set (entryA/entryB[0..count)) into out (SKETCH_BINS bytes):
- * MINHASH_BINS bins, then numbersA and numbersB (little-endian), a digest of the set of content
- * numbers and identifiers of the page (a version, an identifier with digits or underscores), which the second stage
- * requires to be equal: pages of one template with the same prose but other versions share
- * most features, and so most bins, and only their numbers tell them apart.
+ * MINHASH_BINS bins, then `numbers` and `smallNumbers` (little-endian), the digests of the page's
+ * content numbers and identifiers and of its plain small numbers (FeatureSketcher.write), which
+ * the second stage asks to agree (numbersAgreeAt): pages of one template with the same prose but
+ * other versions share most features, and so most bins, and only their numbers tell them apart.
  */
 export function featureSketch(entryA: Int32Array | Uint32Array, entryB: Int32Array | Uint32Array, count: number, out: Uint8Array, numbers = 0, smallNumbers = 0): void {
   sketcher.reset();
