@@ -22,6 +22,11 @@ import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_STOP, TokenBuffer } from './token-buffer
 import { Tokenizer, type CjkMode } from './tokenizer.js';
 import { dateCueTable, dateWordTable, loadIdfTable, smallNumberTable, wordKindTable, type IdfTable } from './word-tables.js';
 
+/** `digest` with a distinct content number (lane A of its token's hash) added: order-free, as the sketch's digests are. */
+function withNumber(digest: number, a: number): number {
+  return (digest + fmix(a ^ 0x5bd1e995)) | 0;
+}
+
 export type Weighting = 'tf' | 'log-tf' | 'tfidf' | 'binary';
 
 export interface FeatureOptions {
@@ -179,7 +184,7 @@ class SimhashFingerprinter implements Fingerprinter {
    * translation, not one document from another (versions, codes and identifiers do that).
    */
   private readonly smallNumberTokens = smallNumberTable();
-  /** Digest of the page's distinct plain small numbers (smallNumberTokens), as numbers of the others. */
+  /** Digest of the page's distinct plain small numbers (smallNumberTokens), as `numbers` of the others. */
   private smallNumbers = 0;
   private readonly identifier = new Uint32Array(2);
   /**
@@ -314,8 +319,8 @@ class SimhashFingerprinter implements Fingerprinter {
       const kind = tn[i]!;
       if (kind === TOKEN_STOP) continue;
       if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) {
-        if (this.smallNumberTokens.get(a, b, 0) === 1) this.smallNumbers = (this.smallNumbers + fmix(a ^ 0x5bd1e995)) | 0;
-        else this.noteNumber(a);
+        if (this.smallNumberTokens.get(a, b, 0) === 1) this.smallNumbers = withNumber(this.smallNumbers, a);
+        else this.numbers = withNumber(this.numbers, a);
       }
       if (kind !== TOKEN_NUM) this.sketcher.addWord(a, b);
       if (n === 1) {
@@ -374,12 +379,7 @@ class SimhashFingerprinter implements Fingerprinter {
     for (let at = nextIdentifier(text, 0, h); at >= 0; at = nextIdentifier(text, at, h)) {
       const a = h[0]! | 0;
       const b = h[1]! | 0;
-      if (this.numbersSeen.add(a, b) < 0) this.noteNumber(a);
+      if (this.numbersSeen.add(a, b) < 0) this.numbers = withNumber(this.numbers, a);
     }
-  }
-
-  /** Adds a distinct content number (its token's hashes) to the page's digest of them (order-free). */
-  private noteNumber(a: number): void {
-    this.numbers = (this.numbers + fmix(a ^ 0x5bd1e995)) | 0;
   }
 }
