@@ -16,11 +16,13 @@
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
 
+// The seeds as int32 (`| 0`; mix reads them so anyway): a constant above 2^31 is a double in V8,
+// and a hash state that starts as one is kept as a double through the loop that mixes into it.
 export const TOKEN_SEED_A = 0x243f6a88;
-export const TOKEN_SEED_B = 0x85a308d3;
+export const TOKEN_SEED_B = 0x85a308d3 | 0;
 export const SHINGLE_SEED_A = 0x13198a2e;
 export const SHINGLE_SEED_B = 0x03707344;
-export const EXACT_SEED_A = 0xa4093822;
+export const EXACT_SEED_A = 0xa4093822 | 0;
 export const EXACT_SEED_B = 0x299f31d0;
 
 /** One Murmur3 body round: mixes the 32-bit value k into state h. */

@@ -10,7 +10,8 @@
  */
 import { ConfigError } from '../errors.js';
 import { loadJiebaSegmenter, type CjkSegmenter } from './cjk-segmenter.js';
-import { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B, fmix, mix } from './feature-hash.js';
+import * as featureHash from './feature-hash.js';
+import { fmix, mix } from './feature-hash.js';
 import { FeatureSketcher, SKETCH_BINS } from './feature-sketch.js';
 import { FeatureCounter } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
@@ -18,9 +19,15 @@ import { nextIdentifier } from './identifiers.js';
 import { holdsMojibake, repairMojibake, repairMojibakeString } from './mojibake.js';
 import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
-import { TOKEN_NUM, TOKEN_NUMBER, TOKEN_STOP, TokenBuffer } from './token-buffer.js';
+import * as tokenKinds from './token-buffer.js';
+import { TokenBuffer } from './token-buffer.js';
 import { Tokenizer, type CjkMode } from './tokenizer.js';
 import { dateCueTable, dateWordTable, loadIdfTable, smallNumberTable, wordKindTable, type IdfTable } from './word-tables.js';
+
+// Imported constants as constants of this module, which V8 folds into the per-token loops (an
+// imported binding is read through its module cell on every use; tokenizer.ts measures it).
+const { EXACT_SEED_A, EXACT_SEED_B, SHINGLE_SEED_A, SHINGLE_SEED_B } = featureHash;
+const { TOKEN_NUM, TOKEN_NUMBER, TOKEN_STOP } = tokenKinds;
 
 /** `digest` with a distinct content number (lane A of its token's hash) added: order-free, as the sketch's digests are. */
 function withNumber(digest: number, a: number): number {

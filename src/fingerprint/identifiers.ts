@@ -25,7 +25,7 @@ import { fmix, mix } from './feature-hash.js';
 
 const UNDERSCORE = 0x5f;
 const SEED_A = 0x1b873593;
-const SEED_B = 0x85ebca6b;
+const SEED_B = 0x85ebca6b | 0; // as int32, as feature-hash.ts's seeds
 
 /** Per UTF-16 code unit: IDENTIFIER (an ASCII letter, digit or underscore), INVISIBLE (isInvisible), or neither (0). */
 const IDENTIFIER = 1;
