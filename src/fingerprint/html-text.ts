@@ -624,7 +624,8 @@ export class HtmlTextExtractor {
       this.scanName(html, lt + 2, n, false);
       const name = this.nameKey;
       // End tags carry attributes too (ignored, but their quotes hide '>'); one cut off by the end of input is dropped.
-      const e = this.attributes(html, this.nameEnd, false);
+      // Most end tags end right after their name; the others carry attributes to be lexed.
+      const e = this.nameEnd < n && html.charCodeAt(this.nameEnd) === 0x3e ? this.nameEnd + 1 : this.attributes(html, this.nameEnd, false);
       if (e < 0) return n;
       if (this.open.get(name) > 0) {
         let k = this.depth - 1;
