@@ -96,9 +96,22 @@ function nameHash(s: string): number {
   return h & 0x3fffffff;
 }
 
+/**
+ * Bits 16..23 of a known name's flags: its index (1..255), under which the scanner counts its open
+ * elements in an array; other names (0) are counted in a hash table.
+ */
+const INDEX_SHIFT = 16;
+const INDEX_MASK = 0xff;
 const TAG_FLAGS = new IntTable(256);
+const indexed = new Set<string>();
 function flag(names: string, f: number): void {
-  for (const name of names.split(' ')) TAG_FLAGS.add(nameHash(name), f);
+  for (const name of names.split(' ')) {
+    if (!indexed.has(name)) {
+      indexed.add(name);
+      TAG_FLAGS.add(nameHash(name), indexed.size << INDEX_SHIFT);
+    }
+    TAG_FLAGS.add(nameHash(name), f);
+  }
 }
 flag('area base br col embed hr img input keygen link meta param source track wbr basefont bgsound frame image isindex', F_VOID);
 flag('script style noscript textarea xmp iframe noembed noframes', F_RAW);
@@ -119,6 +132,8 @@ flag('dt dd', 2 << GROUP_SHIFT);
 flag('option', 3 << GROUP_SHIFT);
 flag('tr', 4 << GROUP_SHIFT);
 flag('td th', 5 << GROUP_SHIFT);
+
+if (indexed.size > INDEX_MASK) throw new Error('html-text: too many indexed tag names');
 
 const N_P = nameHash('p');
 const N_A = nameHash('a');
@@ -177,6 +192,8 @@ export class HtmlTextExtractor {
   /** The tag flags of each open element, beside its name (no table lookup when it closes). */
   private stackFlags = new Int32Array(256);
   private depth = 0;
+  /** Open elements per name: per index for the known names (INDEX_SHIFT), in the table for the others. */
+  private readonly openCounts = new Int32Array(INDEX_MASK + 1);
   private readonly open = new IntTable(256);
   private readonly classCache = new Map<string, number>();
   private readonly noEndTagFrom = new Map<string, number>();
@@ -228,6 +245,7 @@ export class HtmlTextExtractor {
     out.length = 0;
     out.reserve(n + 16);
     this.depth = 0;
+    this.openCounts.fill(0);
     this.open.clear();
     this.skipFrom = -1;
     this.pendingSpace = false;
@@ -591,7 +609,9 @@ export class HtmlTextExtractor {
     }
     this.stackFlags[this.depth] = flags;
     this.stack[this.depth++] = name;
-    this.open.add(name, 1);
+    const index = (flags >>> INDEX_SHIFT) & INDEX_MASK;
+    if (index !== 0) this.openCounts[index]!++;
+    else this.open.add(name, 1);
   }
 
   private implicitClose(flags: number): void {
@@ -605,10 +625,12 @@ export class HtmlTextExtractor {
 
   private popTo(depth: number): void {
     const stack = this.stack;
-    const open = this.open;
+    const stackFlags = this.stackFlags;
     while (this.depth > depth) {
-      const top = stack[--this.depth]!;
-      open.add(top, -1);
+      const top = --this.depth;
+      const index = (stackFlags[top]! >>> INDEX_SHIFT) & INDEX_MASK;
+      if (index !== 0) this.openCounts[index]!--;
+      else this.open.add(stack[top]!, -1);
     }
     if (this.skipFrom >= this.depth) this.skipFrom = -1;
     if (this.linkFrom >= 0 && this.depth <= this.linkDepth) {
@@ -617,17 +639,24 @@ export class HtmlTextExtractor {
     }
   }
 
+  /** Open elements of the name. */
+  private openCount(name: number): number {
+    const index = (TAG_FLAGS.get(name) >>> INDEX_SHIFT) & INDEX_MASK;
+    return index !== 0 ? this.openCounts[index]! : this.open.get(name);
+  }
+
   private endTag(html: string, lt: number): number {
     const n = html.length;
     const c = lt + 2 < n ? html.charCodeAt(lt + 2) | 0x20 : 0;
     if (c >= 0x61 && c <= 0x7a) {
       this.scanName(html, lt + 2, n, false);
       const name = this.nameKey;
-      // End tags carry attributes too (ignored, but their quotes hide '>'); one cut off by the end of input is dropped.
-      // Most end tags end right after their name; the others carry attributes to be lexed.
+      // Most end tags end right after their name. Others carry attributes (ignored, but their quotes
+      // hide '>'), to be lexed; one cut off by the end of input is dropped.
       const e = this.nameEnd < n && html.charCodeAt(this.nameEnd) === 0x3e ? this.nameEnd + 1 : this.attributes(html, this.nameEnd, false);
       if (e < 0) return n;
-      if (this.open.get(name) > 0) {
+      // Most end tags close the element opened last; the others look up whether one is open at all.
+      if ((this.depth > 0 && this.stack[this.depth - 1] === name) || this.openCount(name) > 0) {
         let k = this.depth - 1;
         while (this.stack[k] !== name) k--;
         if ((this.stackFlags[k]! & F_BLOCK) !== 0 && this.blocks !== undefined) this.endBlock();
