@@ -15,7 +15,7 @@ import { fmix, mix } from './feature-hash.js';
 import { FeatureSketcher, SKETCH_BINS } from './feature-sketch.js';
 import { FeatureCounter } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
-import { nextIdentifier } from './identifiers.js';
+import { identifierAround } from './identifiers.js';
 import { holdsMojibake, repairMojibake, repairMojibakeString } from './mojibake.js';
 import { Simhash } from './simhash.js';
 import { TextBuffer } from './text-buffer.js';
@@ -378,12 +378,23 @@ class SimhashFingerprinter implements Fingerprinter {
     }
   }
 
-  /** Adds the identifiers with an underscore of text[0..n) (identifiers.ts) to the page's digest of content numbers. */
+  /**
+   * Adds the identifiers with an underscore of text[0..n) (identifiers.ts) to the page's digest of
+   * content numbers, read around the underscores the tokenizer met in that text.
+   */
   private noteIdentifiers(units: Uint16Array, n: number): void {
-    if (n === 0) return;
-    const text = units.subarray(0, n);
+    const { underscoreAt, underscores } = this.tokenizer;
     const h = this.identifier;
-    for (let at = nextIdentifier(text, 0, h); at >= 0; at = nextIdentifier(text, at, h)) {
+    let from = 0;
+    for (let k = 0; k < underscores; k++) {
+      const at = underscoreAt[k]!;
+      if (at < from) continue;
+      const end = identifierAround(units, n, at, h);
+      if (end < 0) {
+        from = ~end;
+        continue;
+      }
+      from = end;
       const a = h[0]! | 0;
       const b = h[1]! | 0;
       if (this.numbersSeen.add(a, b) < 0) this.numbers = withNumber(this.numbers, a);

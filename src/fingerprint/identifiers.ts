@@ -39,45 +39,53 @@ for (let c = 0; c < 65536; c++) {
 /**
  * Finds the next identifier with an underscore in units[from..): writes its hash (two uint32, the
  * invisible characters left out) into out and returns the index just after it, or -1 when there
- * is none. Looks only around underscores, so text without any costs one indexOf; each run of
- * identifier units is read once, back to its start and then forward, hashing as it goes.
+ * is none. Looks only around underscores, so text without any costs one indexOf.
  */
 export function nextIdentifier(units: Uint16Array, from: number, out: Uint32Array): number {
-  const n = units.length;
-  const unit = UNIT;
   for (let at = units.indexOf(UNDERSCORE, from); at >= 0; at = units.indexOf(UNDERSCORE, at + 1)) {
-    // The run of identifier units around this underscore, invisible characters included.
-    let start = at;
-    while (start > 0 && unit[units[start - 1]!] !== 0) start--;
-    let a = SEED_A;
-    let b = SEED_B;
-    let length = 0;
-    let inner = false;
-    // The underscores being read follow a letter or a digit.
-    let opened = false;
-    let previous = 0;
-    let end = start;
-    for (; end < n; end++) {
-      const c = units[end]!;
-      const kind = unit[c]!;
-      if (kind === 0) break;
-      if (kind === INVISIBLE) continue;
-      if (c === UNDERSCORE) opened ||= previous !== 0 && previous !== UNDERSCORE;
-      else {
-        if (opened && previous === UNDERSCORE) inner = true;
-        opened = false;
-      }
-      a = mix(a, c);
-      b = mix(b, c);
-      length++;
-      previous = c;
-    }
-    if (inner) {
-      out[0] = fmix(a ^ length);
-      out[1] = fmix(b ^ length);
-      return end;
-    }
-    at = end - 1;
+    const end = identifierAround(units, units.length, at, out);
+    if (end >= 0) return end;
+    at = ~end - 1;
   }
   return -1;
+}
+
+/**
+ * Reads the run of identifier units of units[0..n) around the underscore at `at`, back to its
+ * start and then forward, hashing as it goes. An identifier: writes its hash (two uint32, the
+ * invisible characters left out) into out and returns the index just after it. Not one: returns
+ * ~(that index), so the caller looks for the next underscore from there.
+ */
+export function identifierAround(units: Uint16Array, n: number, at: number, out: Uint32Array): number {
+  const unit = UNIT;
+  // The run of identifier units around this underscore, invisible characters included.
+  let start = at;
+  while (start > 0 && unit[units[start - 1]!] !== 0) start--;
+  let a = SEED_A;
+  let b = SEED_B;
+  let length = 0;
+  let inner = false;
+  // The underscores being read follow a letter or a digit.
+  let opened = false;
+  let previous = 0;
+  let end = start;
+  for (; end < n; end++) {
+    const c = units[end]!;
+    const kind = unit[c]!;
+    if (kind === 0) break;
+    if (kind === INVISIBLE) continue;
+    if (c === UNDERSCORE) opened ||= previous !== 0 && previous !== UNDERSCORE;
+    else {
+      if (opened && previous === UNDERSCORE) inner = true;
+      opened = false;
+    }
+    a = mix(a, c);
+    b = mix(b, c);
+    length++;
+    previous = c;
+  }
+  if (!inner) return ~end;
+  out[0] = fmix(a ^ length);
+  out[1] = fmix(b ^ length);
+  return end;
 }

@@ -337,6 +337,12 @@ export class Tokenizer {
   private beforeNumber = LAST_WORD;
   /** The end of the words of the last counter met (emitWord): words that end up to there are part of its NUM. */
   private counterWordsEnd = -1;
+  /**
+   * Where the text's underscores are (underscoreAt[0..underscores), ascending): the identifier
+   * scan (identifiers.ts) reads only around them, and the tokenizer meets every one on its way.
+   */
+  underscoreAt = new Int32Array(256);
+  underscores = 0;
 
   constructor(
     private readonly cjk: CjkMode,
@@ -369,6 +375,7 @@ export class Tokenizer {
     let other = 0;
     this.last = LAST_WORD;
     this.counterWordsEnd = -1;
+    this.underscores = 0;
     let i = 0;
     while (i < n) {
       const c = text[i]!;
@@ -454,6 +461,7 @@ export class Tokenizer {
         }
       } else {
         if (cls === JUNK) junk++;
+        else if (c === 0x5f) this.noteUnderscore(i);
         else if (c >= 0x80 && i > 0 && isMisreadLead(text[i - 1]!) && isMisreadContinuation(c)) misread++;
         i++;
       }
@@ -462,6 +470,15 @@ export class Tokenizer {
     this.stats.junk = junk;
     this.stats.misread = misread;
     this.stats.nonSpace = n - spaces;
+  }
+
+  private noteUnderscore(i: number): void {
+    if (this.underscores === this.underscoreAt.length) {
+      const grown = new Int32Array(this.underscores * 2);
+      grown.set(this.underscoreAt);
+      this.underscoreAt = grown;
+    }
+    this.underscoreAt[this.underscores++] = i;
   }
 
   /** All Han runs of text[from..n) (after date suffixes) joined by '\n', cut in one call. */

@@ -4,6 +4,9 @@ import fc from 'fast-check';
 import { MINHASH_BINS, NUMBERS_BYTES } from '../../../src/fingerprint/feature-sketch.js';
 import { nextIdentifier } from '../../../src/fingerprint/identifiers.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
+import { TokenBuffer } from '../../../src/fingerprint/token-buffer.js';
+import { Tokenizer } from '../../../src/fingerprint/tokenizer.js';
+import { dateCueTable, wordKindTable } from '../../../src/fingerprint/word-tables.js';
 import { fixtureNames, htmlToText, readFixture } from './fixtures.js';
 
 function identifiers(text: string): string[] {
@@ -32,6 +35,27 @@ describe('identifiers with an underscore', () => {
         assert.deepEqual(identifiers(`see ${name.slice(0, i)}${mark}${name.slice(i)} here`), identifiers(`see ${name} here`));
       }),
       { numRuns: 300, seed: 31 },
+    );
+  });
+
+  it('are read around the underscores the tokenizer notes: every one of the text, in order', () => {
+    // The fingerprinter reads identifiers only around tokenizer.underscoreAt, so the tokenizer must
+    // meet every underscore, whatever surrounds it (words, numbers with joiners, dates, Han and kana
+    // runs, surrogates, controls, invisible characters).
+    const tokenizer = new Tokenizer('bigram', undefined, wordKindTable(), dateCueTable());
+    const tokens = new TokenBuffer();
+    const piece = fc.constantFrom('_', '__', 'a', 'Zq', '9', '1.5_2', ' ', '-', '.', ',', "'", '\u200e', '\u00ad', '\u0000', '\u0085', '\u00a0', '中文', 'かな', '\ud83d\ude00', '\ud800', '\ufffd', 'Ã©', '2024-05-06', '5 views', 'x_1', '&');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join('');
+        const units = new Uint16Array(text.length);
+        for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
+        tokens.clear();
+        tokenizer.tokenize(units, units.length, tokens);
+        const expected = [...text.matchAll(/_/g)].map((m) => m.index);
+        assert.deepEqual(Array.from(tokenizer.underscoreAt.subarray(0, tokenizer.underscores)), expected);
+      }),
+      { numRuns: 2000, seed: 41 },
     );
   });
 
