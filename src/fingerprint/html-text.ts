@@ -166,8 +166,9 @@ const C_DIVISION = 4;
 const N_SECTION = nameHash('section');
 const HIDDEN_STYLE = /display\s*:\s*none|visibility\s*:\s*hidden/i;
 
+// The tests below compare against the largest char first: most chars read are letters, past it.
 function isTagSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x0c;
+  return c <= 0x20 && (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x0c);
 }
 
 /** Finds `</name` (ASCII case-insensitive, then a non-name char) from i; returns its index or -1. */
@@ -438,9 +439,10 @@ export class HtmlTextExtractor {
     const start = j;
     while (j < n) {
       let c = html.charCodeAt(j);
-      if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d || c === 0x0c || c === 0x2f || c === 0x3e) break;
-      if (stopAtEquals && c === 0x3d && j > start) break;
-      if (c >= 0x41 && c <= 0x5a) c += 32;
+      if (c <= 0x3e) {
+        if (isTagSpace(c) || c === 0x2f || c === 0x3e) break;
+        if (stopAtEquals && c === 0x3d && j > start) break;
+      } else if (c <= 0x5a && c >= 0x41) c += 32;
       h = Math.imul(h ^ c, 0x01000193);
       j++;
     }
