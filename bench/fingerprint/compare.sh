@@ -8,10 +8,6 @@ if [ ! -d /usr/share/doc/python3.11/html/library ] || [ ! -f /usr/share/debian-r
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y python3-doc debian-reference-en debian-reference-zh-cn
 fi
-DIR=$(mktemp -d)
-trap 'rm -rf "$DIR"' EXIT
-git archive "$BASE" | tar -x -C "$DIR"
-ln -s "$PWD/node_modules" "$DIR/node_modules"
-(cd "$DIR" && npx tsc -p tsconfig.json >/dev/null)
-npx tsc -p tsconfig.json >/dev/null
-node bench/fingerprint/compare.mjs "$DIR" "$(git rev-parse "$BASE")" "${2:-7}"
+source bench/fingerprint/build-base.sh
+build_base "$BASE"
+node bench/fingerprint/compare.mjs "$BASE_DIR" "$(git rev-parse "$BASE")" "${2:-7}"

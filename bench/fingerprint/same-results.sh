@@ -5,10 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BASE=${1:-HEAD~1}
-DIR=$(mktemp -d)
-trap 'rm -rf "$DIR"' EXIT
-git archive "$BASE" | tar -x -C "$DIR"
-ln -s "$PWD/node_modules" "$DIR/node_modules"
-(cd "$DIR" && npx tsc -p tsconfig.json >/dev/null)
-npx tsc -p tsconfig.json >/dev/null
-node bench/fingerprint/same-results.mjs "$DIR"
+source bench/fingerprint/build-base.sh
+build_base "$BASE"
+node bench/fingerprint/same-results.mjs "$BASE_DIR"
