@@ -37,20 +37,6 @@ for (let c = 0; c < 65536; c++) {
 }
 
 /**
- * Finds the next identifier with an underscore in units[from..): writes its hash (two uint32, the
- * invisible characters left out) into out and returns the index just after it, or -1 when there
- * is none. Looks only around underscores, so text without any costs one indexOf.
- */
-export function nextIdentifier(units: Uint16Array, from: number, out: Uint32Array): number {
-  for (let at = units.indexOf(UNDERSCORE, from); at >= 0; at = units.indexOf(UNDERSCORE, at + 1)) {
-    const end = identifierAround(units, units.length, at, out);
-    if (end >= 0) return end;
-    at = ~end - 1;
-  }
-  return -1;
-}
-
-/**
  * Reads the run of identifier units of units[0..n) around the underscore at `at`, back to its
  * start and then forward, hashing as it goes. An identifier: writes its hash (two uint32, the
  * invisible characters left out) into out and returns the index just after it. Not one: returns

@@ -33,9 +33,9 @@ export class Simhash {
    */
   compute(hi: Int32Array, lo: Int32Array, w: Float64Array, n: number, out: Uint32Array): void {
     const ones = this.ones;
-    ones.fill(0);
     let total = 0;
     if (n < BYTE_HISTOGRAM_MIN) {
+      ones.fill(0);
       for (let f = 0; f < n; f++) {
         const weight = w[f]!;
         total += weight;
@@ -92,6 +92,7 @@ export class Simhash {
           if ((v & 64) !== 0) o6 += c;
           if ((v & 128) !== 0) o7 += c;
         }
+        // Every counter of this byte position is written here: no fill needed on this path.
         const at = k * 8;
         ones[at] = o0;
         ones[at + 1] = o1;

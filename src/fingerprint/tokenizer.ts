@@ -39,6 +39,7 @@ import { TextBuffer } from './text-buffer.js';
 import * as tokenKinds from './token-buffer.js';
 import type { TokenBuffer } from './token-buffer.js';
 import * as wordTables from './word-tables.js';
+import { addWords } from './word-tables.js';
 
 /**
  * Imported constants are copied into constants of this module: V8's optimizing compiler folds a
@@ -204,20 +205,10 @@ function skipSpace(text: Uint16Array, i: number, n: number): number {
 const AFTER_COUNTER = 1;
 const AFTER_TIME_UNIT = 2;
 const AFTER_AGO = 3;
-const WORDS_AFTER_NUMBER = ((): StaticTable64 => {
-  const table = new StaticTable64(COUNTER_WORDS.size + TIME_UNITS.size + 1);
-  const h = new Uint32Array(2);
-  const add = (words: Iterable<string>, kind: number): void => {
-    for (const w of words) {
-      hashUnits(w, h);
-      table.set(h[0]!, h[1]!, kind);
-    }
-  };
-  add(COUNTER_WORDS, AFTER_COUNTER);
-  add(TIME_UNITS, AFTER_TIME_UNIT);
-  add(['ago'], AFTER_AGO);
-  return table;
-})();
+const WORDS_AFTER_NUMBER = new StaticTable64(COUNTER_WORDS.size + TIME_UNITS.size + 1);
+addWords(WORDS_AFTER_NUMBER, COUNTER_WORDS, AFTER_COUNTER);
+addWords(WORDS_AFTER_NUMBER, TIME_UNITS, AFTER_TIME_UNIT);
+addWords(WORDS_AFTER_NUMBER, ['ago'], AFTER_AGO);
 
 /**
  * The word (letters, case-folded, at most 24 units) starting at or after i (skipping spaces):

@@ -11,7 +11,8 @@ import { CHINESE_STOP_WORDS, DATE_CUE_WORDS, DATE_WORDS, ENGLISH_STOP_WORDS } fr
 export const WORD_DATE = 1;
 export const WORD_STOP = 2;
 
-function tableOf(words: readonly string[], table = new StaticTable64(words.length), value = 1): StaticTable64 {
+/** Sets each word of `words`, hashed as the tokenizer hashes a word token (hashUnits), to `value` in table. */
+export function addWords(table: StaticTable64, words: Iterable<string>, value: number): StaticTable64 {
   const h = new Uint32Array(2);
   for (const w of words) {
     hashUnits(w, h);
@@ -20,11 +21,15 @@ function tableOf(words: readonly string[], table = new StaticTable64(words.lengt
   return table;
 }
 
+function tableOf(words: readonly string[], value = 1): StaticTable64 {
+  return addWords(new StaticTable64(words.length), words, value);
+}
+
 let dateWords: StaticTable64 | undefined;
 
 /** The date words (WORD_DATE). */
 export function dateWordTable(): StaticTable64 {
-  dateWords ??= tableOf(DATE_WORDS);
+  dateWords ??= tableOf(DATE_WORDS, WORD_DATE);
   return dateWords;
 }
 
@@ -45,8 +50,8 @@ let wordKinds: StaticTable64 | undefined;
 export function wordKindTable(): StaticTable64 {
   if (wordKinds === undefined) {
     const stop = [...ENGLISH_STOP_WORDS, ...CHINESE_STOP_WORDS];
-    wordKinds = tableOf(stop, new StaticTable64(stop.length + DATE_WORDS.length), WORD_STOP);
-    tableOf(DATE_WORDS, wordKinds, WORD_DATE);
+    wordKinds = addWords(new StaticTable64(stop.length + DATE_WORDS.length), stop, WORD_STOP);
+    addWords(wordKinds, DATE_WORDS, WORD_DATE);
   }
   return wordKinds;
 }

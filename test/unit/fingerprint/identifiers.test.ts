@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MINHASH_BINS, NUMBERS_BYTES } from '../../../src/fingerprint/feature-sketch.js';
-import { nextIdentifier } from '../../../src/fingerprint/identifiers.js';
+import { identifierAround } from '../../../src/fingerprint/identifiers.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
 import { TokenBuffer } from '../../../src/fingerprint/token-buffer.js';
 import { Tokenizer } from '../../../src/fingerprint/tokenizer.js';
@@ -13,7 +13,12 @@ function identifiers(text: string): string[] {
   const units = Uint16Array.from(text, (c) => c.charCodeAt(0));
   const out = new Uint32Array(2);
   const found: string[] = [];
-  for (let at = nextIdentifier(units, 0, out); at >= 0; at = nextIdentifier(units, at, out)) found.push(`${out[0]!.toString(16)}.${out[1]!.toString(16)}`);
+  // The runs around each underscore, as the fingerprinter reads them (noteIdentifiers).
+  for (let at = units.indexOf(0x5f); at >= 0; ) {
+    const end = identifierAround(units, units.length, at, out);
+    if (end >= 0) found.push(`${out[0]!.toString(16)}.${out[1]!.toString(16)}`);
+    at = units.indexOf(0x5f, end >= 0 ? end : ~end);
+  }
   return found;
 }
 
