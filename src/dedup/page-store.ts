@@ -259,7 +259,7 @@ export class PageStore {
       if (sketch.length !== b) throw new DedupError('INDEX_LIMIT', `a feature sketch is ${b} bytes, not ${sketch.length}`);
       this.sketches.set(sketch, at);
       // An unknown sketch (zeros) is in no band: it would share every band with every other.
-      if (this.bandIndex !== null && isKnownSketch(sketch, 0)) this.bandIndex.add(ref, sketch, this.base, this.heldSketch);
+      if (this.bandIndex !== null && isKnownSketch(sketch, 0)) this.bandIndex.add(ref, sketch, this.base);
     }
   }
 
@@ -277,7 +277,7 @@ export class PageStore {
     if (this.bandIndex?.bands === bands) return;
     const index = new SketchBands(bands);
     for (let ref = this.base; ref < this.refLimit; ref++) {
-      if (this.holds(ref) && this.holdsSketch(ref)) index.add(ref, this.sketchOf(ref), this.base, this.heldSketch);
+      if (this.holds(ref) && this.holdsSketch(ref)) index.add(ref, this.sketchOf(ref), this.base);
     }
     this.bandIndex = index;
   }
@@ -287,8 +287,6 @@ export class PageStore {
     return this.bandIndex;
   }
 
-  /** ref's sketch while it is held, else null (for a rebuild of the bands). */
-  private readonly heldSketch = (ref: number): Uint8Array | null => (this.holds(ref) ? this.sketchOf(ref) : null);
 
   /**
    * Whether ref's sketch and `sketch` agree (feature-sketch.ts, sketchesAgreeAt): an overlap of
