@@ -98,6 +98,7 @@ export class SketchBands {
 
   /** One past the highest ref added. */
   private limit = 0;
+  private readonly keyScratch = new Uint32Array(MINHASH_BINS);
 
   /** Out of candidates(): the refs found, and how many. */
   found = new Uint32Array(64);
@@ -111,7 +112,7 @@ export class SketchBands {
     if (!BAND_COUNTS.includes(bands)) throw new RangeError(`bands=${bands} must be one of ${BAND_COUNTS.join(', ')}`);
     this.bands = bands;
     this.rows = MINHASH_BINS / bands;
-    this.sizeBuffer(MIN_BUFFER);
+    this.sizeBuffer(MIN_BUFFER + MINHASH_BINS);
   }
 
   /** Bytes held. */
@@ -140,10 +141,19 @@ export class SketchBands {
    * any more; their entries are dropped at the next merge.
    */
   add(ref: number, sketch: Uint8Array, lowRef: number): void {
+    const keys = this.keyScratch;
+    for (let b = 0; b < this.bands; b++) keys[b] = bandKey(sketch, b, this.rows);
+    this.addKeys(ref, keys, this.bands, lowRef);
+  }
+
+  /**
+   * Adds ref (above every ref added before) under the first `count` of `keys`: the band keys of
+   * a page that an index partition holds (a routed index keeps each key where it is routed).
+   */
+  addKeys(ref: number, keys: ArrayLike<number>, count: number, lowRef: number): void {
     if (ref < this.limit) throw new RangeError(`ref ${ref} is not above the refs added (${this.limit})`);
-    const bands = this.bands;
-    if (this.bufLength + bands > this.bufKeys.length) this.merge(lowRef);
-    for (let b = 0; b < bands; b++) this.bufferPut(bandKey(sketch, b, this.rows), ref);
+    if (this.bufLength + count > this.bufKeys.length) this.merge(lowRef);
+    for (let b = 0; b < count; b++) this.bufferPut(keys[b]! >>> 0, ref);
     this.limit = ref + 1;
   }
 
@@ -241,7 +251,7 @@ export class SketchBands {
       offsets[u + 1] = offsets[u + 1]! + below[u + 1]!;
     }
     this.runLength = total;
-    this.sizeBuffer(Math.max(MIN_BUFFER, Math.ceil(total / 16)) + this.bands);
+    this.sizeBuffer(Math.max(MIN_BUFFER, Math.ceil(total / 16)) + MINHASH_BINS);
   }
 
   /**
@@ -250,63 +260,64 @@ export class SketchBands {
    * into found[0..count); returns count.
    */
   candidates(sketch: Uint8Array, held: HeldRefs | null = null, refsBelow = Infinity): number {
+    this.startProbe();
+    for (let band = 0; band < this.bands; band++) this.collect(bandKey(sketch, band, this.rows), held, refsBelow);
+    return this.count;
+  }
+
+  /** candidates() for the first `count` of `keys` (the band keys a routed partition holds). */
+  candidatesOfKeys(keys: ArrayLike<number>, count: number, held: HeldRefs | null = null, refsBelow = Infinity): number {
+    this.startProbe();
+    for (let i = 0; i < count; i++) this.collect(keys[i]! >>> 0, held, refsBelow);
+    return this.count;
+  }
+
+  private startProbe(): void {
     if (++this.stamp === 0xffffffff) {
       this.seenStamps.fill(0);
       this.stamp = 1;
     }
     this.count = 0;
-    for (let band = 0; band < this.bands; band++) {
-      const key = bandKey(sketch, band, this.rows);
-      let matched = 0;
-      // The buffer first: its refs are all newer than the run's.
-      const mask = this.bufMask;
-      for (let slot = key & mask; ; slot = (slot + 1) & mask) {
-        const head = this.bufHeads[slot]!;
-        if (head === 0) break;
-        if (this.bufKeys[head - 1] !== key) continue;
-        for (let i = head - 1; i >= 0 && matched < CHAIN_LIMIT; i = this.bufNext[i]!) {
-          const ref = this.bufRefs[i]!;
-          if (ref >= refsBelow || (held !== null && !held.holds(ref))) continue;
-          this.push(ref);
-          matched++;
-        }
-        break;
-      }
-      if (matched === CHAIN_LIMIT || this.runLength === 0) continue;
-      // Then the run: the entries with this key sit together, oldest ref first.
-      const u = key >>> BUCKET_BITS;
-      const low = key & 0xffff;
-      const runLow = this.runLow;
-      const runRefs = this.runRefs;
-      let lo = this.offsets[u]!;
-      let hi = this.offsets[u + 1]!;
-      // First entry with low bits above `low`: the walk starts below it.
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (runLow[mid]! <= low) lo = mid + 1;
-        else hi = mid;
-      }
-      let end = lo;
-      if (refsBelow !== Infinity) {
-        // Refs at or above the bound are skipped in one search: first entry of the key with ref >= refsBelow.
-        let a = this.offsets[u]!;
-        let z = end;
-        while (a < z) {
-          const mid = (a + z) >>> 1;
-          if (runLow[mid]! < low || (runLow[mid] === low && runRefs[mid]! < refsBelow)) a = mid + 1;
-          else z = mid;
-        }
-        end = a;
-      }
-      const start = this.offsets[u]!;
-      for (let i = end - 1; i >= start && runLow[i] === low && matched < CHAIN_LIMIT; i--) {
-        const ref = runRefs[i]!;
-        if (held !== null && !held.holds(ref)) continue;
+  }
+
+  /** Pushes the CHAIN_LIMIT newest held refs below refsBelow under `key`. */
+  private collect(key: number, held: HeldRefs | null, refsBelow: number): void {
+    let matched = 0;
+    // The buffer first: its refs are all newer than the run's.
+    const mask = this.bufMask;
+    for (let slot = key & mask; ; slot = (slot + 1) & mask) {
+      const head = this.bufHeads[slot]!;
+      if (head === 0) break;
+      if (this.bufKeys[head - 1] !== key) continue;
+      for (let i = head - 1; i >= 0 && matched < CHAIN_LIMIT; i = this.bufNext[i]!) {
+        const ref = this.bufRefs[i]!;
+        if (ref >= refsBelow || (held !== null && !held.holds(ref))) continue;
         this.push(ref);
         matched++;
       }
+      break;
     }
-    return this.count;
+    if (matched === CHAIN_LIMIT || this.runLength === 0) return;
+    // Then the run: the entries with this key sit together, oldest ref first.
+    const u = key >>> BUCKET_BITS;
+    const low = key & 0xffff;
+    const runLow = this.runLow;
+    const runRefs = this.runRefs;
+    const start = this.offsets[u]!;
+    let lo = start;
+    let hi = this.offsets[u + 1]!;
+    // Past the key's last entry, or, with a bound, to its first ref at or above the bound.
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (runLow[mid]! < low || (runLow[mid] === low && runRefs[mid]! < refsBelow)) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo - 1; i >= start && runLow[i] === low && matched < CHAIN_LIMIT; i--) {
+      const ref = runRefs[i]!;
+      if (held !== null && !held.holds(ref)) continue;
+      this.push(ref);
+      matched++;
+    }
   }
 
   /** Appends ref to found unless this probe found it already. */
