@@ -18,15 +18,25 @@
  * comes here (the input partition's id store answers it); an id recorded
  * already is answered but not recorded twice.
  *
- * Pure: no Kafka, no I/O. The layout (index, page store with sketches) is
- * the single index's; the routed design's compact layout replaces it in
- * both at once.
+ * Two rounds, so that a page's 64-byte sketch travels to one partition, its
+ * home (the partition of its table-0 entry), and not to every partition its
+ * band keys reach. Round one (apply): a partition settles what it can from
+ * the fingerprints and the 8-byte tails it holds (content-number digests,
+ * script share, size: feature-sketch.ts), and names the candidates that need
+ * the sketches themselves (beyond k, or a short page's match above distance
+ * 0) when they would beat its settled answer. Round two (confirm): the
+ * candidates' homes say whether their sketches agree with the page's, in the
+ * order of closeness (joinAnswers, decideJoined). The predicate is
+ * closestRecorded's, split where it reads the bins.
+ *
+ * Pure: no Kafka, no I/O. The layout (index, page store) is the single
+ * index's; the routed design's compact layout replaces it in both at once.
  */
 import { FingerprintIndex, createQueryResult, pushResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
-import { closestRecorded, createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
+import { createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
 import { SketchBands } from './sketch-bands.js';
-import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
+import { MINHASH_BINS, MIN_CONFIRMING_SIZE, SKETCH_BINS, isKnownSketch } from '../fingerprint/feature-sketch.js';
 import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
 
 /** A page as an index partition receives it: what the entry record carries. */
@@ -40,6 +50,8 @@ export interface RoutedPage {
   readonly sketch: Uint8Array | null;
   /** The page's band keys routed to this partition (routing.ts PartitionShare.bandKeys). */
   readonly bandKeys: readonly number[];
+  /** This partition is the page's home (its table-0 entry is here): it keeps the whole sketch, others its tail. */
+  readonly home: boolean;
 }
 
 /** A partition's answer for one page: its closest eligible earlier page, or null. */
@@ -52,11 +64,53 @@ export interface PartitionAnswer {
   readonly lo: number;
 }
 
-/** The closer of two answers (then the earlier); the join of a page's answers. */
+/** A partition's reply to one page in round one. */
+export interface PartitionReply {
+  /** Its closest earlier page whose eligibility the tails settle, or null. */
+  readonly settled: PartitionAnswer | null;
+  /** Candidates closer than `settled` whose eligibility needs both sketches (round two, at their homes). */
+  readonly unsettled: readonly PartitionAnswer[];
+}
+
+const closer = (a: PartitionAnswer, b: PartitionAnswer): boolean => a.distance < b.distance || (a.distance === b.distance && a.sequence < b.sequence);
+
+/** The closer of two answers (then the earlier). */
 export function closerAnswer(a: PartitionAnswer | null, b: PartitionAnswer | null): PartitionAnswer | null {
   if (a === null) return b;
   if (b === null) return a;
-  return b.distance < a.distance || (b.distance === a.distance && b.sequence < a.sequence) ? b : a;
+  return closer(b, a) ? b : a;
+}
+
+/**
+ * Joins a page's round-one replies: the closest settled answer, and the unsettled candidates
+ * closer than it, each once, closest (then earliest) first: the order round two asks them in.
+ */
+export function joinReplies(replies: readonly PartitionReply[]): { settled: PartitionAnswer | null; unsettled: PartitionAnswer[] } {
+  let settled: PartitionAnswer | null = null;
+  for (const r of replies) settled = closerAnswer(settled, r.settled);
+  const bySequence = new Map<number, PartitionAnswer>();
+  for (const r of replies) for (const c of r.unsettled) if (settled === null || closer(c, settled)) bySequence.set(c.sequence, c);
+  return { settled, unsettled: [...bySequence.values()].sort((a, b) => (closer(a, b) ? -1 : closer(b, a) ? 1 : 0)) };
+}
+
+/** The verdict's answer: the first unsettled candidate its home confirms, else the settled one. */
+export function decideJoined(joined: { settled: PartitionAnswer | null; unsettled: readonly PartitionAnswer[] }, confirm: (candidate: PartitionAnswer) => boolean): PartitionAnswer | null {
+  for (const c of joined.unsettled) if (confirm(c)) return c;
+  return joined.settled;
+}
+
+/**
+ * What a partition other than the page's home keeps of its sketch: the tail (content-number
+ * digests, script share, size), and in place of the bins a mark that the page has a sketch
+ * (isKnownSketch reads the bins). Nothing reads these bins as bins: round one never compares
+ * bins, and round two asks the home.
+ */
+function tailOf(sketch: Uint8Array | null, out: Uint8Array): Uint8Array | null {
+  if (sketch === null) return null;
+  out.fill(0, 0, MINHASH_BINS);
+  out[0] = isKnownSketch(sketch, 0) ? 1 : 0;
+  out.set(sketch.subarray(MINHASH_BINS), MINHASH_BINS);
+  return out;
 }
 
 export class IndexPartition {
@@ -71,6 +125,7 @@ export class IndexPartition {
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
+  private readonly tail = new Uint8Array(SKETCH_BINS);
 
   constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null) {
     this.partition = partition;
@@ -87,18 +142,32 @@ export class IndexPartition {
   }
 
   /**
-   * Probes for `page`, decided at global sequence `sequence`, then records it. Sequences must
-   * grow from call to call (the order log's order).
+   * Round one for `page`, decided at global sequence `sequence`, then records it. Sequences
+   * must grow from call to call (the order log's order).
    */
-  apply(page: RoutedPage, sequence: number): PartitionAnswer | null {
+  apply(page: RoutedPage, sequence: number): PartitionReply {
     if (sequence < this.position) throw new RangeError(`partition ${this.partition}: sequence ${sequence} is behind ${this.position}`);
     this.position = sequence + 1;
-    const answer = this.probe(page);
+    const reply = this.probe(page);
     this.record(page, sequence);
-    return answer;
+    return reply;
   }
 
-  private probe(page: RoutedPage): PartitionAnswer | null {
+  /**
+   * Round two, at the candidate's home: whether its sketch agrees with the page's (the overlap,
+   * or one script's text for another's, and the same content numbers), as closestRecorded asks
+   * of a candidate beyond k or of a short page's. False when the candidate is not held here.
+   */
+  confirm(candidateId: string, sketch: Uint8Array | null): boolean {
+    const check = this.check;
+    const ref = this.store.lookup(candidateId);
+    if (check === null || ref < 0) return false;
+    loadSketch(check, sketch);
+    return this.store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) && this.store.numbersAgree(ref, check.sketch, check.size);
+  }
+
+  /** closestRecorded, split where it reads the sketches' bins: those candidates go unsettled. */
+  private probe(page: RoutedPage): PartitionReply {
     const { hits, store, index, fp } = this;
     index.query(page.hi, page.lo, this.radius, hits);
     const bands = this.bands;
@@ -115,10 +184,42 @@ export class IndexPartition {
     }
     const check = this.check;
     if (check !== null) loadSketch(check, page.sketch);
-    const best = closestRecorded(hits, store, page.short, Infinity, this.closest, -Infinity, check);
-    if (best.ref < 0) return null;
-    index.fingerprintOf(best.ref, fp);
-    return { id: store.idOf(best.ref), distance: best.distance, sequence: best.sequence, hi: fp[0]!, lo: fp[1]! };
+    const best = this.closest;
+    best.ref = -1;
+    best.distance = 65;
+    best.sequence = Infinity;
+    const unsettled: { ref: number; distance: number; sequence: number }[] = [];
+    for (let i = 0; i < hits.count; i++) {
+      const ref = hits.refs[i]!;
+      const distance = hits.distances[i]!;
+      const sequence = store.sequenceOf(ref);
+      const shortPair = distance > 0 && (page.short || (store.flagsOf(ref) & FLAG_SHORT) !== 0);
+      if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
+      if (check !== null) {
+        if (distance > check.k || shortPair) {
+          unsettled.push({ ref, distance, sequence });
+          continue;
+        }
+        if (check.known && !store.numbersAgree(ref, check.sketch, check.size) && store.holdsSketch(ref)) continue;
+      }
+      if (distance < best.distance || (distance === best.distance && sequence < best.sequence)) {
+        best.ref = ref;
+        best.distance = distance;
+        best.sequence = sequence;
+      }
+    }
+    const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);
+    const out: PartitionAnswer[] = [];
+    for (const c of unsettled) {
+      if (best.ref >= 0 && !(c.distance < best.distance || (c.distance === best.distance && c.sequence < best.sequence))) continue;
+      out.push(this.answer(c.ref, c.distance, c.sequence));
+    }
+    return { settled, unsettled: out };
+  }
+
+  private answer(ref: number, distance: number, sequence: number): PartitionAnswer {
+    this.index.fingerprintOf(ref, this.fp);
+    return { id: this.store.idOf(ref), distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! };
   }
 
   private record(page: RoutedPage, sequence: number): void {
@@ -126,7 +227,7 @@ export class IndexPartition {
     if (store.lookup(page.id) >= 0) return;
     const ref = this.index.insert(page.hi, page.lo);
     store.recordById(ref, page.id, null, 0, page.short ? FLAG_SHORT : 0, Math.max(0, Math.floor(page.fetchedAt / 1000)), sequence);
-    if (store.sketchBytes > 0) store.setSketch(ref, page.sketch);
+    if (store.sketchBytes > 0) store.setSketch(ref, page.home ? page.sketch : tailOf(page.sketch, this.tail));
     if (this.bands !== null && page.sketch !== null && page.bandKeys.length > 0 && store.holdsSketch(ref)) {
       this.bands.addKeys(ref, page.bandKeys, page.bandKeys.length, store.lowRef);
     }

@@ -10,15 +10,17 @@
  * order. A property over many seeded streams, with the second stage on and
  * off: near-duplicates within and beyond k, exact copies, short pages, ids
  * sent again, clusters of hundreds of pages under one band key (far more
- * than a probe looks at: CHAIN_LIMIT), and failovers in mid-stream, where a
- * holder loses its state and is rebuilt from its partition's log.
+ * than a probe looks at: CHAIN_LIMIT), failovers in mid-stream, where a
+ * holder loses its state and is rebuilt from its partition's log, and the
+ * second round that confirms candidates at their homes, where alone a
+ * page's whole sketch is kept.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Decider, type SecondStage, type Verdict } from '../../../src/dedup/decider.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { IndexRouting } from '../../../src/dedup/routing.js';
-import { IndexPartition, closerAnswer, type PartitionAnswer, type RoutedPage } from '../../../src/dedup/index-partition.js';
+import { IndexPartition, decideJoined, joinReplies, type PartitionReply, type RoutedPage } from '../../../src/dedup/index-partition.js';
 import { homeShard } from '../../../src/dedup/shard-state.js';
 import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
@@ -106,7 +108,7 @@ interface Holder {
 }
 
 /** The routed protocol in memory. Returns the verdicts by stream position, and the pages in decision order. */
-function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number): { verdicts: Decided[]; order: Page[]; failovers: number } {
+function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number): { verdicts: Decided[]; order: Page[]; failovers: number; unsettledPages: number } {
   const r = rng(seed);
   const routing = new IndexRouting(plan, layout.indexPartitions, stage?.bands ?? 0);
   const holders = Array.from({ length: layout.indexPartitions }, (_, q) =>
@@ -120,6 +122,7 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
   const order: Page[] = [];
   let sequence = 0;
   let failovers = 0;
+  let unsettledPages = 0;
   for (;;) {
     const open = queues.map((q, p) => (q.length > 0 ? p : -1)).filter((p) => p >= 0);
     if (open.length === 0) break;
@@ -135,17 +138,26 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
         continue;
       }
       const seq = sequence++;
-      let best: PartitionAnswer | null = null;
+      const replies: PartitionReply[] = [];
       for (const share of routing.route(page.hi, page.lo, stage === null ? null : page.sketch)) {
-        const routedPage: RoutedPage = { id: page.id, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch: stage === null ? null : page.sketch, bandKeys: share.bandKeys };
+        const routedPage: RoutedPage = { id: page.id, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch: stage === null ? null : page.sketch, bandKeys: share.bandKeys, home: (share.tableMask & 1) !== 0 };
         // Owner and standby apply alike; the first reply wins, and the second must be the same.
-        const replies = holders[share.partition]!.map((h) => {
+        const both = holders[share.partition]!.map((h) => {
           h.log.push({ page: routedPage, sequence: seq });
           return h.state.apply(routedPage, seq);
         });
-        assert.deepEqual(replies[1], replies[0], `partition ${share.partition}: the standby answers as the owner`);
-        best = closerAnswer(best, replies[Math.floor(r() * 2)]!);
+        assert.deepEqual(both[1], both[0], `partition ${share.partition}: the standby answers as the owner`);
+        replies.push(both[Math.floor(r() * 2)]!);
       }
+      // Round two: the unsettled candidates, closest first, asked at their homes.
+      const joined = joinReplies(replies);
+      if (joined.unsettled.length > 0) unsettledPages++;
+      const best = decideJoined(joined, (c) => {
+        const home = holders[routing.tablePartition(0, c.hi, c.lo)]!;
+        const [a, b] = home.map((h) => h.state.confirm(c.id, page.sketch));
+        assert.equal(b, a, 'the standby confirms as the owner');
+        return a!;
+      });
       const decided: Decided = { verdict: best === null ? 'novel' : 'duplicate', duplicateOf: best?.id ?? null, distance: best?.distance ?? null, repeated: false };
       verdicts[i] = decided;
       idStores[input]!.set(page.id, decided);
@@ -160,7 +172,7 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
       failovers++;
     }
   }
-  return { verdicts, order, failovers };
+  return { verdicts, order, failovers, unsettledPages };
 }
 
 function single(order: Page[], plan: TablePlan, stage: SecondStage | null): Map<Page, Decided> {
@@ -173,14 +185,15 @@ function single(order: Page[], plan: TablePlan, stage: SecondStage | null): Map<
   return out;
 }
 
-function check(name: string, plan: TablePlan, stage: SecondStage | null, seeds: number, n: number, templated: number): { duplicates: number; repeats: number; beyondK: number; failovers: number } {
-  const totals = { duplicates: 0, repeats: 0, beyondK: 0, failovers: 0 };
+function check(name: string, plan: TablePlan, stage: SecondStage | null, seeds: number, n: number, templated: number): { duplicates: number; repeats: number; beyondK: number; failovers: number; unsettledPages: number } {
+  const totals = { duplicates: 0, repeats: 0, beyondK: 0, failovers: 0, unsettledPages: 0 };
   for (let seed = 1; seed <= seeds; seed++) {
     const pages = stream(seed * 7919, n, templated);
     const layout: Layout = { inputPartitions: 1 + (seed % 6), indexPartitions: [1, 3, 8, 16, 64][seed % 5]!, chunkMax: 1 + (seed % 40), failover: 0.1 };
-    const { verdicts, order, failovers } = routed(pages, plan, stage, layout, seed);
+    const { verdicts, order, failovers, unsettledPages } = routed(pages, plan, stage, layout, seed);
     const expected = single(order, plan, stage);
     totals.failovers += failovers;
+    totals.unsettledPages += unsettledPages;
     pages.forEach((p, i) => {
       const e = expected.get(p)!;
       assert.deepEqual(verdicts[i], e, `${name}, seed ${seed}, ${layout.indexPartitions} partitions, page ${i} (${p.id})`);
@@ -200,7 +213,7 @@ test('the routed index decides every page as one index does (first stage)', () =
 test('with the second stage and 14 bands, the routed index decides as one index does, clusters over the chain limit included', () => {
   const stage: SecondStage = { radius: 3, minSimilarity: 0.85, bands: 14 };
   const t = check('bands 14', PLAN_3, stage, 30, 500, 0.4);
-  assert.ok(t.beyondK > 1000 && t.repeats > 300 && t.failovers > 50, JSON.stringify(t));
+  assert.ok(t.beyondK > 1000 && t.repeats > 300 && t.failovers > 50 && t.unsettledPages > 1000, JSON.stringify(t));
 });
 
 test('with a wider radius and 7 bands, the routed index decides as one index does', () => {
