@@ -41,22 +41,25 @@ import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
 
 /** A page as an index partition receives it: what the entry record carries. */
 export interface RoutedPage {
-  readonly id: string;
+  /** The page id; null where only band entries came (a band hit is named by its home in round two). */
+  readonly id: string | null;
   readonly hi: number;
   readonly lo: number;
   readonly short: boolean;
   /** Milliseconds since the epoch. */
   readonly fetchedAt: number;
+  /** The whole sketch at the page's home, its tail elsewhere (sketchTail), null without one. */
   readonly sketch: Uint8Array | null;
-  /** The page's band keys routed to this partition (routing.ts PartitionShare.bandKeys). */
+  /** Bit i: table i's entry is here (routing.ts PartitionShare.tableMask); bit 0 makes this the page's home. */
+  readonly tables: number;
+  /** The page's band keys routed to this partition (PartitionShare.bandKeys). */
   readonly bandKeys: readonly number[];
-  /** This partition is the page's home (its table-0 entry is here): it keeps the whole sketch, others its tail. */
-  readonly home: boolean;
 }
 
 /** A partition's answer for one page: its closest eligible earlier page, or null. */
 export interface PartitionAnswer {
-  readonly id: string;
+  /** Null for a page this partition holds by its band entries only: its home names it in round two. */
+  readonly id: string | null;
   readonly distance: number;
   /** Global sequence of the answer's decision (ties go to the smallest). */
   readonly sequence: number;
@@ -93,25 +96,33 @@ export function joinReplies(replies: readonly PartitionReply[]): { settled: Part
   return { settled, unsettled: [...bySequence.values()].sort((a, b) => (closer(a, b) ? -1 : closer(b, a) ? 1 : 0)) };
 }
 
-/** The verdict's answer: the first unsettled candidate its home confirms, else the settled one. */
-export function decideJoined(joined: { settled: PartitionAnswer | null; unsettled: readonly PartitionAnswer[] }, confirm: (candidate: PartitionAnswer) => boolean): PartitionAnswer | null {
-  for (const c of joined.unsettled) if (confirm(c)) return c;
+/**
+ * The verdict's answer: the first unsettled candidate its home confirms (confirm returns its id,
+ * or null when its sketch disagrees), else the settled one.
+ */
+export function decideJoined(joined: { settled: PartitionAnswer | null; unsettled: readonly PartitionAnswer[] }, confirm: (candidate: PartitionAnswer) => string | null): PartitionAnswer | null {
+  for (const c of joined.unsettled) {
+    const id = confirm(c);
+    if (id !== null) return { ...c, id };
+  }
   return joined.settled;
 }
 
 /**
- * What a partition other than the page's home keeps of its sketch: the tail (content-number
- * digests, script share, size), and in place of the bins a mark that the page has a sketch
- * (isKnownSketch reads the bins). Nothing reads these bins as bins: round one never compares
- * bins, and round two asks the home.
+ * What travels to, and stays at, a partition other than the page's home: the sketch's tail
+ * (content-number digests, script share, size), and in place of the bins a mark that the page
+ * has a sketch (isKnownSketch reads the bins). Nothing reads these bins as bins: round one never
+ * compares bins, and round two asks the home.
  */
-function tailOf(sketch: Uint8Array | null, out: Uint8Array): Uint8Array | null {
-  if (sketch === null) return null;
-  out.fill(0, 0, MINHASH_BINS);
+export function sketchTail(sketch: Uint8Array): Uint8Array {
+  const out = new Uint8Array(SKETCH_BINS);
   out[0] = isKnownSketch(sketch, 0) ? 1 : 0;
   out.set(sketch.subarray(MINHASH_BINS), MINHASH_BINS);
   return out;
 }
+
+/** A page held for its band entries alone: no table probe returns it, and it has no id here. */
+const FLAG_BANDS_ONLY = 2;
 
 export class IndexPartition {
   readonly partition: number;
@@ -125,7 +136,6 @@ export class IndexPartition {
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
-  private readonly tail = new Uint8Array(SKETCH_BINS);
 
   constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null) {
     this.partition = partition;
@@ -154,22 +164,40 @@ export class IndexPartition {
   }
 
   /**
-   * Round two, at the candidate's home: whether its sketch agrees with the page's (the overlap,
-   * or one script's text for another's, and the same content numbers), as closestRecorded asks
-   * of a candidate beyond k or of a short page's. False when the candidate is not held here.
+   * Round two, at the candidate's home: the candidate's id when its sketch agrees with the page's
+   * (the overlap, or one script's text for another's, and the same content numbers), as
+   * closestRecorded asks of a candidate beyond k or of a short page's; null when it does not, or
+   * when the page decided at `sequence` is not held here.
    */
-  confirm(candidateId: string, sketch: Uint8Array | null): boolean {
+  confirm(sequence: number, sketch: Uint8Array | null): string | null {
     const check = this.check;
-    const ref = this.store.lookup(candidateId);
-    if (check === null || ref < 0) return false;
+    const ref = this.refOfSequence(sequence);
+    if (check === null || ref < 0 || (this.store.flagsOf(ref) & FLAG_BANDS_ONLY) !== 0) return null;
     loadSketch(check, sketch);
-    return this.store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) && this.store.numbersAgree(ref, check.sketch, check.size);
+    const agree = this.store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) && this.store.numbersAgree(ref, check.sketch, check.size);
+    return agree ? this.store.idOf(ref) : null;
+  }
+
+  /** The ref recorded at `sequence`, or -1 (refs follow sequence order). */
+  private refOfSequence(sequence: number): number {
+    const store = this.store;
+    let lo = store.lowRef;
+    let hi = this.index.nextReference;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (store.sequenceOf(mid) < sequence) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.index.nextReference && store.holds(lo) && store.sequenceOf(lo) === sequence ? lo : -1;
   }
 
   /** closestRecorded, split where it reads the sketches' bins: those candidates go unsettled. */
   private probe(page: RoutedPage): PartitionReply {
     const { hits, store, index, fp } = this;
-    index.query(page.hi, page.lo, this.radius, hits);
+    // A pair within the radius meets where one of its tables routes both pages; a page here by
+    // its bands alone meets none here that way.
+    if (page.tables !== 0) index.query(page.hi, page.lo, this.radius, hits);
+    else hits.count = 0;
     const bands = this.bands;
     if (bands !== null && page.sketch !== null && page.bandKeys.length > 0) {
       const n = bands.candidatesOfKeys(page.bandKeys, page.bandKeys.length, store);
@@ -193,7 +221,10 @@ export class IndexPartition {
       const ref = hits.refs[i]!;
       const distance = hits.distances[i]!;
       const sequence = store.sequenceOf(ref);
-      const shortPair = distance > 0 && (page.short || (store.flagsOf(ref) & FLAG_SHORT) !== 0);
+      const flags = store.flagsOf(ref);
+      // Held for its bands alone: it counts only as a band candidate (beyond the radius).
+      if ((flags & FLAG_BANDS_ONLY) !== 0 && distance <= this.radius) continue;
+      const shortPair = distance > 0 && (page.short || (flags & FLAG_SHORT) !== 0);
       if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
       if (check !== null) {
         if (distance > check.k || shortPair) {
@@ -209,6 +240,7 @@ export class IndexPartition {
       }
     }
     const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);
+    // (A settled answer always has an id: band-only pages are never settled, being beyond k.)
     const out: PartitionAnswer[] = [];
     for (const c of unsettled) {
       if (best.ref >= 0 && !(c.distance < best.distance || (c.distance === best.distance && c.sequence < best.sequence))) continue;
@@ -219,15 +251,20 @@ export class IndexPartition {
 
   private answer(ref: number, distance: number, sequence: number): PartitionAnswer {
     this.index.fingerprintOf(ref, this.fp);
-    return { id: this.store.idOf(ref), distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! };
+    const id = (this.store.flagsOf(ref) & FLAG_BANDS_ONLY) !== 0 ? null : this.store.idOf(ref);
+    return { id, distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! };
   }
 
   private record(page: RoutedPage, sequence: number): void {
     const store = this.store;
-    if (store.lookup(page.id) >= 0) return;
+    // A page held for its band entries alone comes without its id: it is held under one that no
+    // page id has (ids are text; this one starts with a NUL), unique by its sequence.
+    const id = page.id ?? `\u0000${sequence}`;
+    if (store.lookup(id) >= 0) return;
     const ref = this.index.insert(page.hi, page.lo);
-    store.recordById(ref, page.id, null, 0, page.short ? FLAG_SHORT : 0, Math.max(0, Math.floor(page.fetchedAt / 1000)), sequence);
-    if (store.sketchBytes > 0) store.setSketch(ref, page.home ? page.sketch : tailOf(page.sketch, this.tail));
+    const flags = (page.short ? FLAG_SHORT : 0) | (page.id === null ? FLAG_BANDS_ONLY : 0);
+    store.recordById(ref, id, null, 0, flags, Math.max(0, Math.floor(page.fetchedAt / 1000)), sequence);
+    if (store.sketchBytes > 0) store.setSketch(ref, page.sketch);
     if (this.bands !== null && page.sketch !== null && page.bandKeys.length > 0 && store.holdsSketch(ref)) {
       this.bands.addKeys(ref, page.bandKeys, page.bandKeys.length, store.lowRef);
     }

@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import { Decider, type SecondStage, type Verdict } from '../../../src/dedup/decider.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { IndexRouting } from '../../../src/dedup/routing.js';
-import { IndexPartition, decideJoined, joinReplies, type PartitionReply, type RoutedPage } from '../../../src/dedup/index-partition.js';
+import { IndexPartition, decideJoined, joinReplies, sketchTail, type PartitionReply, type RoutedPage } from '../../../src/dedup/index-partition.js';
 import { homeShard } from '../../../src/dedup/shard-state.js';
 import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
@@ -140,7 +140,9 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
       const seq = sequence++;
       const replies: PartitionReply[] = [];
       for (const share of routing.route(page.hi, page.lo, stage === null ? null : page.sketch)) {
-        const routedPage: RoutedPage = { id: page.id, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch: stage === null ? null : page.sketch, bandKeys: share.bandKeys, home: (share.tableMask & 1) !== 0 };
+        // What the entry record carries: the id with table entries, the whole sketch at the home (table 0's partition), the tail elsewhere.
+        const sketch = stage === null ? null : (share.tableMask & 1) !== 0 ? page.sketch : sketchTail(page.sketch);
+        const routedPage: RoutedPage = { id: share.tableMask !== 0 ? page.id : null, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch, tables: share.tableMask, bandKeys: share.bandKeys };
         // Owner and standby apply alike; the first reply wins, and the second must be the same.
         const both = holders[share.partition]!.map((h) => {
           h.log.push({ page: routedPage, sequence: seq });
@@ -154,9 +156,9 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
       if (joined.unsettled.length > 0) unsettledPages++;
       const best = decideJoined(joined, (c) => {
         const home = holders[routing.tablePartition(0, c.hi, c.lo)]!;
-        const [a, b] = home.map((h) => h.state.confirm(c.id, page.sketch));
+        const [a, b] = home.map((h) => h.state.confirm(c.sequence, page.sketch));
         assert.equal(b, a, 'the standby confirms as the owner');
-        return a!;
+        return a ?? null;
       });
       const decided: Decided = { verdict: best === null ? 'novel' : 'duplicate', duplicateOf: best?.id ?? null, distance: best?.distance ?? null, repeated: false };
       verdicts[i] = decided;
