@@ -71,7 +71,10 @@ export interface PartitionAnswer {
 export interface PartitionReply {
   /** Its closest earlier page whose eligibility the tails settle, or null. */
   readonly settled: PartitionAnswer | null;
-  /** Candidates closer than `settled` whose eligibility needs both sketches (round two, at their homes). */
+  /**
+   * Candidates closer than `settled` whose eligibility needs both sketches (round two, at their
+   * homes), named by sequence (id null) and with the same content numbers as the page.
+   */
   readonly unsettled: readonly PartitionAnswer[];
 }
 
@@ -228,7 +231,9 @@ export class IndexPartition {
       if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
       if (check !== null) {
         if (distance > check.k || shortPair) {
-          unsettled.push({ ref, distance, sequence });
+          // Round two asks for the same content numbers too, which the tails tell here: a
+          // candidate without them is not sent to be confirmed.
+          if (store.numbersAgree(ref, check.sketch, check.size)) unsettled.push({ ref, distance, sequence });
           continue;
         }
         if (check.known && !store.numbersAgree(ref, check.sketch, check.size) && store.holdsSketch(ref)) continue;
@@ -244,7 +249,9 @@ export class IndexPartition {
     const out: PartitionAnswer[] = [];
     for (const c of unsettled) {
       if (best.ref >= 0 && !(c.distance < best.distance || (c.distance === best.distance && c.sequence < best.sequence))) continue;
-      out.push(this.answer(c.ref, c.distance, c.sequence));
+      // Named by sequence: its home gives the id with the confirmation.
+      this.index.fingerprintOf(c.ref, this.fp);
+      out.push({ id: null, distance: c.distance, sequence: c.sequence, hi: this.fp[0]!, lo: this.fp[1]! });
     }
     return { settled, unsettled: out };
   }
