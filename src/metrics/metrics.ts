@@ -237,7 +237,7 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
     }),
     ready: new Gauge({
       name: 'dedup_ready',
-      help: '1 when the index is loaded and the consumer is in its group and consuming.',
+      help: '1 when /readyz answers 200: the index is loaded (or every assigned shard restored), the consumer is in its group, and verdicts commit while records wait.',
       registers,
       collect() {
         this.set(state.ready() ? 1 : 0);
