@@ -79,6 +79,19 @@ export function recordChunkMetrics(metrics: DedupMetrics, batch: EachBatchPayloa
 }
 
 /**
+ * Drops the lag series of `topic`'s partitions this instance no longer owns.
+ * A gauge keeps its last value per label set: without this, a partition that
+ * moved to another instance would be reported by both, its old owner's value
+ * frozen at the moment it left.
+ */
+export async function forgetLagOfUnowned(lag: DedupMetrics['consumerLag'], topic: string, owned: Iterable<number>): Promise<void> {
+  const keep = new Set([...owned].map(String));
+  for (const { labels } of (await lag.get()).values) {
+    if (labels.topic === topic && !keep.has(String(labels.partition))) lag.remove({ topic, partition: String(labels.partition) });
+  }
+}
+
+/**
  * The chunk loop both consumers share. It cuts a fetched batch into chunks
  * and prepares chunk i + 1 (decode, fingerprint: no state touched) while
  * chunk i is decided and committed by `commit`, so the worker threads are not
@@ -185,6 +198,10 @@ export function pagesGroupConsumer(options: {
     ...(options.partitionAssigners ? { partitionAssigners: options.partitionAssigners } : {}),
   });
   const health = trackConsumerHealth(consumer, config.pagesTopic);
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const owned = (payload.memberAssignment as Record<string, number[] | undefined>)[config.pagesTopic] ?? [];
+    void forgetLagOfUnowned(metrics.consumerLag, config.pagesTopic, owned).catch((error: unknown) => logger.warn('could not drop the lag of partitions moved away', { error }));
+  });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     metrics.errors.inc({ code: errorCode(payload.error) === 'UNKNOWN' ? 'KAFKA' : errorCode(payload.error) });
     logger.error('consumer crashed', { error: payload.error, restart: payload.restart });
