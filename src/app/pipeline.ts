@@ -9,6 +9,9 @@
  * leaving a half-started process (a metrics server answering /healthz 200
  * for a pipeline that will never consume).
  *
+ * The codec step waits, unready, for a schema registry that does not answer
+ * (codecWhenRegistryAnswers): that is an outage, not a failed start.
+ *
  * mode=single (the embedded default):
  *   topics → metrics server → codec + fingerprinting → snapshot → fence the
  *   predecessor → changelog replay → join the group
@@ -104,10 +107,10 @@ async function codecWhenRegistryAnswers(config: DedupConfig, logger: Logger, met
 }
 
 /** The parts both modes share, opened in order. */
-
 async function startCommon(config: DedupConfig, logger: Logger, closers: Closers, consumerReady: () => boolean, registry: Registry, state: Omit<MetricsState, 'ready'>) {
   // Ready = the mode's own condition (index loaded, consumer in its group and
-  // fetching) and a registry that answers: a hung registry stalls decoding.
+  // deciding: consumer-health.ts) and a registry that answers: a hung registry
+  // stalls decoding.
   let registryAnswers = (): boolean => true;
   const ready = (): boolean => consumerReady() && registryAnswers();
   let registryAvailable = (): boolean => true;

@@ -2,8 +2,10 @@
  * /readyz tells the truth on the real broker: it answers 503 within 10 s once
  * verdicts stop (the broker frozen with SIGSTOP), idle or under load, in
  * single and in sharded mode, and 200 again once verdicts flow (SIGCONT).
- * Every record is then decided exactly once. The broker is always resumed in
- * a finally block: it is the stack the whole suite shares.
+ * And a sharded survivor whose pages wait for a frozen instance's shards
+ * never answers 200 for more than 10 s without a verdict. Every record is
+ * then decided exactly once. The broker and the frozen instance are always
+ * resumed in a finally block: the broker is the stack the whole suite shares.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -163,6 +165,50 @@ test('sharded mode: every instance turns 503 within 10 s while records wait and 
     await s.expectEachDecidedOnce(pages);
   } finally {
     kafka.thaw();
+    await s.tearDown();
+  }
+});
+
+test('sharded mode: a survivor whose pages wait for a frozen instance\u2019s shards is not ready while no verdict commits', { timeout: 600_000 }, async () => {
+  const infra = requireInfra();
+  const s = await setUp('ready3', infra, 2);
+  const env = { ...s.env, DEDUP_MODE: 'sharded', DEDUP_SHARDS: '2' };
+  let frozen: PipelineProcess | null = null;
+  try {
+    const a = await s.start({ ...env, DEDUP_INSTANCE_ID: 'dedup-a' });
+    await a.waitReady();
+    const b = await s.start({ ...env, DEDUP_INSTANCE_ID: 'dedup-b' });
+    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+    const pages = jsonPages(3000, 41);
+    await s.send(pages);
+    await waitFor('both instances to be deciding', async () => ((await verdicts([a, b])) >= 200 ? true : undefined), 180_000, 100);
+    // Freeze b (its shards stop answering) for less than the session timeout;
+    // a's pages wait for b's shards. Sample a: its readiness and its verdicts.
+    b.child.kill('SIGSTOP');
+    frozen = b;
+    const samples: { t: number; status: number; verdicts: number }[] = [];
+    const began = Date.now();
+    while (Date.now() - began < 15_000) {
+      samples.push({ t: Date.now() - began, status: await status(a), verdicts: await verdicts([a]) });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    b.child.kill('SIGCONT');
+    frozen = null;
+    // The truth: a never answered 200 through more than 10 s without a verdict committed.
+    let since = 0;
+    let longest = 0;
+    for (let i = 1; i < samples.length; i++) {
+      const [before, now] = [samples[i - 1]!, samples[i]!];
+      if (now.status !== 200 || now.verdicts !== before.verdicts) since = now.t;
+      longest = Math.max(longest, now.t - since);
+    }
+    const firstUnready = samples.find((x) => x.status === 503)?.t ?? null;
+    console.log(`sharded survivor: first 503 at ${firstUnready} ms after the freeze; longest 200 without a verdict ${longest} ms; verdicts ${samples[0]!.verdicts} -> ${samples.at(-1)!.verdicts}`);
+    assert.ok(longest <= WITHIN_MS, `a answered 200 for ${longest} ms with no verdict committed`);
+    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+    await s.expectEachDecidedOnce(pages);
+  } finally {
+    if (frozen) frozen.child.kill('SIGCONT');
     await s.tearDown();
   }
 });
