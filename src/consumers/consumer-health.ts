@@ -7,7 +7,8 @@
  *   - records wait when a fetched batch is being decided, or when the last
  *     batch of an owned partition left records behind it (lag > 0);
  *   - while records wait, a verdict must commit at least every `stallMs`
- *     (counted from the moment they began to wait): otherwise not ready;
+ *     (counted from the last commit, or from the moment they began to wait
+ *     if that is later): otherwise not ready;
  *   - while none wait, a fetch must be answered at least every
  *     `fetchStaleMs` (an idle fetch returns after maxWaitTime, 5 s):
  *     otherwise not ready (a frozen broker answers nothing);
