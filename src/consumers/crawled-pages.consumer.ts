@@ -24,6 +24,8 @@ import { createGroupCommitter } from '../producers/group-commit.js';
 
 /** Batches (input partitions) consumed at once; more than any input topic here has partitions. */
 const PARTITIONS_CONSUMED_CONCURRENTLY = 64;
+/** How long a transaction waits at most for the other partitions' first chunks of the same fetch. */
+const COMMIT_LINGER_MS = 20;
 /** How long a batch runs before it gives way to partitions waiting for the next fetch. */
 export const YIELD_BATCH_AFTER_MS = 200;
 
@@ -271,8 +273,12 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
   // at a time (the index is one), and committed by the group committer,
   // which puts every chunk decided meanwhile into the next transaction.
   const decideLock = createSerialLock();
+  /** Batches that have not queued their first chunk yet: the next transaction waits for them a little. */
+  let starting = 0;
   const committer = createGroupCommitter(producer, config.groupId, {
     maxRecords: config.maxBatchRecords,
+    hold: () => starting > 0,
+    lingerMs: COMMIT_LINGER_MS,
     observe: (outcome, _chunks, error) => {
       metrics.transactions.inc({ outcome });
       if (error !== undefined) metrics.errors.inc({ code: errorCode(error) });
@@ -291,6 +297,15 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, Number(batch.offsetLag())));
     const started = Date.now();
     inFlight++;
+    starting++;
+    let first = true;
+    /** This batch will queue no chunk before the next transaction: it holds the committer no longer. */
+    const queuedFirst = () => {
+      if (!first) return;
+      first = false;
+      starting--;
+      committer.nudge();
+    };
     try {
       await runChunks(payload, {
         maxRecords: config.maxBatchRecords,
@@ -318,6 +333,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
                 offsets: { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
                 records: records.length,
               });
+              queuedFirst();
               return { chunk, written };
             });
           } catch (error) {
@@ -357,6 +373,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
         yieldBatch: () => assigned > 1 && inFlight === 1 && Date.now() - started >= YIELD_BATCH_AFTER_MS,
       });
     } finally {
+      queuedFirst();
       inFlight--;
     }
   }

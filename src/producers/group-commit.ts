@@ -7,7 +7,9 @@
  * is decided; whenever no transaction is in flight, every chunk queued so far
  * (up to `maxRecords` input records, at least one chunk) goes into the next
  * transaction, with the input offsets of all their partitions. Under load
- * transactions grow; when the input is slow each holds what is ready.
+ * transactions grow; when the input is slow each holds what is ready. A
+ * transaction may wait a few milliseconds for the other partitions' chunks
+ * of the same fetch (`hold`), so that one fetch costs one transaction.
  *
  * Exactly once holds as with one chunk per transaction: a chunk's verdicts,
  * changelog entries and input offsets are still in one transaction. Chunks are
@@ -55,10 +57,13 @@ export interface GroupCommitter {
   drained(): Promise<void>;
   /** Transactions committed so far. */
   readonly transactions: number;
+  /** Says that `hold` may have turned false. */
+  nudge(): void;
 }
 
 interface Waiting {
   chunk: QueuedChunk;
+  queuedAt: number;
   resolve: (written: Map<string, bigint>) => void;
   reject: (error: unknown) => void;
 }
@@ -68,6 +73,14 @@ export interface GroupCommitterOptions {
   maxRecords: number;
   /** Called once per transaction, as it ends: how many chunks it held. */
   observe?: (outcome: 'committed' | 'aborted', chunks: number, error?: unknown) => void;
+  /**
+   * True while more chunks are about to be queued (other partitions' batches
+   * of the same fetch, still being prepared): the next transaction waits for
+   * them, at most `lingerMs` after its oldest chunk was queued, rather than
+   * leave them to the transaction after. Call `nudge` when it may turn false.
+   */
+  hold?: () => boolean;
+  lingerMs?: number;
 }
 
 export function createGroupCommitter(producer: VerdictProducer, consumerGroupId: string, options: GroupCommitterOptions): GroupCommitter {
@@ -76,6 +89,7 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
   let running: Promise<void> | null = null;
   let failure: unknown = null;
   let transactions = 0;
+  let wake: (() => void) | null = null;
 
   async function run(): Promise<void> {
     try {
@@ -87,8 +101,26 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
     }
   }
 
+  /** Waits while `hold` says more chunks are coming, up to the linger after the oldest queued chunk. */
+  async function linger(): Promise<void> {
+    const lingerMs = options.lingerMs ?? 0;
+    while (options.hold?.() && queue.length > 0) {
+      const left = queue[0]!.queuedAt + lingerMs - Date.now();
+      if (left <= 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  }
+
   async function drain(): Promise<void> {
     while (queue.length > 0) {
+      await linger();
       let records = 0;
       let take = 0;
       while (take < queue.length && (take === 0 || records + queue[take]!.chunk.records <= maxRecords)) records += queue[take++]!.chunk.records;
@@ -112,7 +144,7 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
   return {
     submit(chunk) {
       if (failure !== null) return Promise.reject(new DedupError('KAFKA', `not committed: an earlier transaction failed: ${(failure as Error).message}`, { cause: failure }));
-      const done = new Promise<Map<string, bigint>>((resolve, reject) => queue.push({ chunk, resolve, reject }));
+      const done = new Promise<Map<string, bigint>>((resolve, reject) => queue.push({ chunk, queuedAt: Date.now(), resolve, reject }));
       running ??= run();
       return done;
     },
@@ -121,6 +153,9 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
     },
     get transactions() {
       return transactions;
+    },
+    nudge() {
+      wake?.();
     },
   };
 }

@@ -91,3 +91,22 @@ test('the committer commits the queue in order, whole chunks within the bound, a
     { numRuns: 200 },
   );
 });
+
+test('while other batches of a fetch are still coming, the next transaction waits for their chunks, within the linger', async () => {
+  const { producer, transactions } = recorder(-1);
+  let holding = true;
+  const committer = createGroupCommitter(producer, 'g', { maxRecords: 100, hold: () => holding, lingerMs: 60_000 });
+  const chunks = fc.sample(chunksArb.filter((c) => c.length >= 3 && c.reduce((n, x) => n + x.records, 0) <= 100), { numRuns: 1, seed: 7 })[0]!;
+  const done = chunks.map((c) => committer.submit(c));
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(transactions.length, 0, 'held while more chunks are coming');
+  holding = false;
+  committer.nudge();
+  await Promise.all(done);
+  assert.deepEqual(transactions, [chunks.map((_, i) => i)], 'one transaction for the whole fetch');
+
+  // A batch that never queues does not hold a transaction past the linger.
+  const stuck = createGroupCommitter(recorder(-1).producer, 'g', { maxRecords: 100, hold: () => true, lingerMs: 30 });
+  await stuck.submit(chunks[0]!);
+  assert.equal(stuck.transactions, 1);
+});
