@@ -121,8 +121,8 @@ export function committedChunk(chunk: ProcessedChunk): ChunkCommit {
  * and prepares chunk i + 1 (decode, fingerprint: no state touched) while
  * chunk i is decided and committed by `commit`, so the worker threads are not
  * idle during the transaction. `commit` may return before the transaction
- * ends (`committed` then settles later): chunk i + 1 is then decided while
- * chunk i's transaction is in flight, and at most those two are outstanding.
+ * ends (`committed` then settles later): with `maxOutstanding` 2, chunk i + 1
+ * is then decided while chunk i's transaction is in flight.
  * After each committed chunk, in order, it resolves the chunk's offset,
  * records its metrics, runs the housekeeping and heartbeats. It returns only
  * when every chunk it started has settled, so a stopping consumer never
@@ -144,6 +144,8 @@ export async function runChunks(
     commit: (records: InputRecord[], prepared: PreparedChunk) => Promise<ChunkCommit | null>;
     afterCommit?: (chunk: ProcessedChunk) => Promise<void>;
     yieldBatch?: () => boolean;
+    /** Chunks decided and not yet settled at most: 2 decides the next chunk while the last one's transaction is in flight. */
+    maxOutstanding?: 1 | 2;
   },
 ): Promise<void> {
   const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
@@ -192,7 +194,7 @@ export async function runChunks(
     const commit = await options.commit(records, prepared);
     if (commit === null) break;
     outstanding.push({ records, commit, endTimer });
-    if (outstanding.length > 1 && !(await settle())) ended = true;
+    if (outstanding.length >= (options.maxOutstanding ?? 1) && !(await settle())) ended = true;
     if (!ended && options.yieldBatch?.()) break;
   }
   await settleAll();
@@ -370,6 +372,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
         // fetches again only once every batch of the last fetch is done, so
         // a long batch gives way (its rest is fetched again) once it is the
         // only one left. Batches at a pace are short and never do.
+        maxOutstanding: 2,
         yieldBatch: () => assigned > 1 && inFlight === 1 && Date.now() - started >= YIELD_BATCH_AFTER_MS,
       });
     } finally {
