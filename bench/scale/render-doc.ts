@@ -89,7 +89,7 @@ if (r.latency) {
     `**Latency at ${fmt(l.fraction * 100)}% load**: paced at ${fmt(l.ratePagesPerSecond, 1)} pages/s (${fmt(l.fraction * 100)}% of the measured sharded 1-instance rate, ${fmt(l.basePagesPerSecond)} pages/s) on a fresh ${p.partitions}-partition input topic, ${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up (less when the input runs out of pages: see "s sent"), one run per case: input record timestamp to the verdict being visible to a read_committed consumer of the verdict topics.`,
     '',
     '| case | pages/s sent | s sent | pages measured | p50 | p90 | p99 | p99.9 | max | pages per transaction | mean answer wait | rebalances | cores: instances / driver / machine busy |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const x of l.runs) {
     lines.push(
