@@ -83,7 +83,7 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('metricsHost', 'string', '0.0.0.0', 'Address the /metrics, /healthz and /readyz server binds to.'),
   opt('metricsPort', 'int', '9464', 'Port of the metrics server; 0 = disabled.', { min: 0, max: 65535 }),
   opt('fingerprintThreads', 'int', '0', 'Worker threads that decode, validate and fingerprint pages and encode novel verdicts (the main thread keeps the Kafka I/O): 0 = one per core (none on a single core), -1 = none (all in the consuming thread), N = N workers.', { min: -1, max: 256 }),
-  opt('maxBatchRecords', 'int', '500', 'Records decided per transaction (a fetched batch is split into chunks of this size).', { min: 1, max: 100000 }),
+  opt('maxBatchRecords', 'int', '500', 'Records per transaction at most: a fetched batch is split into chunks of this size, and chunks of several input partitions share a transaction up to it.', { min: 1, max: 100000 }),
   opt('singleInstance', 'enum', 'refuse', 'What to do when another instance is in the group of this unsharded index: refuse (exit) or warn.', { values: ['refuse', 'warn'] }),
   opt('logLevel', 'enum', 'info', 'Level of the JSON log lines written to stderr.', { values: ['error', 'warn', 'info', 'debug'] }),
 ]);

@@ -111,14 +111,14 @@ if (r.latency) {
   const l = r.latency;
   lines.push(
     '',
-    `**Latency** at a fixed pace, as a share of the measured ${fmt(l.maxRatePagesPerSecond)} pages/s (${p.latencyPartitions} input partition${p.latencyPartitions > 1 ? 's' : ''}, ${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up, one run each): input record timestamp to the verdict's transaction being visible to a read_committed consumer.`,
+    `**Latency** at a fixed pace, as a share of the measured ${fmt(l.maxRatePagesPerSecond)} pages/s (${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up, one run each): input record timestamp to the verdict's transaction being visible to a read_committed consumer.`,
     '',
-    '| pace | pages/s sent | pages measured | p50 | p90 | p99 | max | pages per transaction | cores: pipeline process / driver / machine busy |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| input partitions | pace | pages/s sent | pages measured | p50 | p90 | p99 | p99.9 | max | pages per transaction | cores: pipeline process / driver / machine busy |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const x of l.runs) {
     lines.push(
-      `| ${fmt(x.fraction * 100)}% | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${fmt(x.processCores, 2)} / ${fmt(x.driverCores, 2)} / ${fmt(x.machineBusyCores, 2)} of ${r.machine.cores} |`,
+      `| ${fmt(x.partitions)} | ${fmt(x.fraction * 100)}% | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${x.p999Ms === undefined ? '-' : `${fmt(x.p999Ms)} ms`} | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${fmt(x.processCores, 2)} / ${fmt(x.driverCores, 2)} / ${fmt(x.machineBusyCores, 2)} of ${r.machine.cores} |`,
     );
   }
 }

@@ -11,10 +11,11 @@
 #   BENCH_MIN_KB=5 BENCH_MAX_KB=50 BENCH_SEED=42
 #   BENCH_PARTITIONS=1,3         input topic partition counts
 #   BENCH_RUNS=3                 repetitions of each throughput case (medians reported)
-#   BENCH_COMPARE_THREADS=-1     extra pipeline runs (at BENCH_LATENCY_PARTITIONS) with these
+#   BENCH_COMPARE_THREADS=-1     extra pipeline runs (at the first BENCH_LATENCY_PARTITIONS) with these
 #                                DEDUP_FINGERPRINT_THREADS values ('' = none)
 #   BENCH_LATENCY_FRACTIONS=0.5,0.65,0.8  paces, as shares of the measured 1-partition rate
-#   BENCH_LATENCY_SECONDS=20 BENCH_LATENCY_WARMUP_SECONDS=3 BENCH_LATENCY_PARTITIONS=1
+#   BENCH_LATENCY_SECONDS=20 BENCH_LATENCY_WARMUP_SECONDS=3 BENCH_LATENCY_PARTITIONS=1,6
+#   BENCH_LATENCY_MAX_RATE=0     the rate the paces are shares of (0 = the measured 1-partition rate)
 #   BENCH_SNAPSHOT_SIZES=1000000,10000000 BENCH_SNAPSHOT_RUNS=3
 #   BENCH_REPLAY_SIZES=1000000 BENCH_REPLAY_RUNS=2 BENCH_CHANGELOG_TXN_RECORDS=500
 #   BENCH_STARTUP_PAGES=1000000 BENCH_STARTUP_RUNS=3

@@ -36,7 +36,7 @@ const params = {
   latencyFractions: (process.env.BENCH_LATENCY_FRACTIONS ?? '0.5,0.65,0.8').split(',').map(Number),
   latencySeconds: envInt('BENCH_LATENCY_SECONDS', 20),
   latencyWarmupSeconds: envInt('BENCH_LATENCY_WARMUP_SECONDS', 3),
-  latencyPartitions: envInt('BENCH_LATENCY_PARTITIONS', 1),
+  latencyPartitions: envList('BENCH_LATENCY_PARTITIONS', [1, 6]),
   latencyMaxRate: envInt('BENCH_LATENCY_MAX_RATE', 0),
   snapshotSizes: envList('BENCH_SNAPSHOT_SIZES', [1_000_000, 10_000_000]),
   snapshotRuns: envInt('BENCH_SNAPSHOT_RUNS', 3),
@@ -145,7 +145,7 @@ async function main(): Promise<void> {
             ['pipeline', {}],
             ['passthrough', {}],
             // Thread settings change CPU per page, not the Kafka side: compared at one partition count only.
-            ...(p === params.latencyPartitions ? variants.map((v): [Kind, Record<string, string>] => ['pipeline', v]) : []),
+            ...(p === params.latencyPartitions[0] ? variants.map((v): [Kind, Record<string, string>] => ['pipeline', v]) : []),
           ];
           for (const [kind, variant] of cases) {
             const run = await throughputRun(kafka, stack, kind, topics.get(p)!, p, params.pages, pages.valueBytes, params.runTimeoutSeconds * 1000, params.warmupFraction, variant);
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
           pipelinePagesPerTransaction: round(m('pipeline', (r) => (r.transactions > 0 ? r.pages / r.transactions : null)), 1),
           pipelineDuplicateShare: round(m('pipeline', (r) => r.duplicates / r.pages), 3),
           runs: of('pipeline').length,
-          variants: (p === params.latencyPartitions ? variants : []).map((v) => {
+          variants: (p === params.latencyPartitions[0] ? variants : []).map((v) => {
             const name = Object.entries(v).map(([k, x]) => `${k}=${x}`).join(' ');
             const vr = runs.filter((r) => r.partitions === p && r.kind === 'pipeline' && r.variant === name);
             const rate = median(vr.map((r) => r.pagesPerSecond));
@@ -201,29 +201,32 @@ async function main(): Promise<void> {
         };
       });
       results.throughput = { preloadSeconds: loads, summary, runs };
-      const forLatency = summary.find((s) => s.partitions === params.latencyPartitions);
+      const forLatency = summary.find((s) => s.partitions === params.latencyPartitions[0]);
       if (!maxRate && forLatency) maxRate = forLatency.pipelinePagesPerSecond;
       save();
     }
 
     if (phases.has('latency')) {
-      if (!maxRate) throw new Error('latency needs the throughput phase with BENCH_LATENCY_PARTITIONS partitions, or BENCH_LATENCY_MAX_RATE');
+      if (!maxRate) throw new Error('latency needs the throughput phase with the first of BENCH_LATENCY_PARTITIONS partitions, or BENCH_LATENCY_MAX_RATE');
       const runs: LatencyRun[] = [];
-      for (const fraction of params.latencyFractions) {
-        const rate = round(maxRate * fraction, 1);
-        log(`latency at ${fraction} x ${maxRate} = ${rate} pages/s for ${params.latencySeconds} s`);
-        const run = await latencyRun(kafka, stack, {
-          fraction,
-          rate,
-          seconds: params.latencySeconds,
-          warmupSeconds: params.latencyWarmupSeconds,
-          partitions: params.latencyPartitions,
-          values: pages.values,
-          keys: pages.keys,
-          maxPageBytes: defaults.maxPageBytes,
-        });
-        runs.push(run);
-        log(`latency at ${rate} pages/s: p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms`);
+      for (const partitions of params.latencyPartitions) {
+        for (const fraction of params.latencyFractions) {
+          const rate = round(maxRate * fraction, 1);
+          log(`latency at ${fraction} x ${maxRate} = ${rate} pages/s, ${partitions} partition(s), for ${params.latencySeconds} s`);
+          const run = await latencyRun(kafka, stack, {
+            fraction,
+            rate,
+            seconds: params.latencySeconds,
+            warmupSeconds: params.latencyWarmupSeconds,
+            partitions,
+            values: pages.values,
+            keys: pages.keys,
+            maxPageBytes: defaults.maxPageBytes,
+          });
+          runs.push(run);
+          log(`latency at ${rate} pages/s, ${partitions} partition(s): p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms, p99.9 ${run.p999Ms} ms`);
+          save();
+        }
       }
       results.latency = { maxRatePagesPerSecond: maxRate, runs };
       save();

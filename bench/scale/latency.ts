@@ -27,6 +27,7 @@ export interface ScaleLatencyRun {
   p50Ms: number;
   p90Ms: number;
   p99Ms: number;
+  p999Ms: number;
   maxMs: number;
   pagesPerTransaction: number;
   /** Rebalances the instances took part in from the first paced page to the last verdict (0 = the assignment held). */
@@ -93,13 +94,22 @@ export async function scaleLatencyRun(
       if (dead) throw new Error(`${spec.name}: ${dead.id} exited during the paced run:\n${dead.child.logs().slice(-3000)}`);
       const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * rate) + 1);
       if (due > sent) {
+        // A stall of the driver makes many pages due at once: they go in
+        // sends of at most 512 KB, as the topic refuses a record batch over
+        // its max.message.bytes.
         const now = Date.now();
-        const messages = [];
+        let messages = [];
+        let bytes = 0;
         for (let i = sent; i < due; i++) {
           sentAt.set(keys[i]!, now);
           messages.push({ key: keys[i]!, value: values[i]!, timestamp: String(now) });
+          bytes += values[i]!.length;
+          if (bytes >= 512 * 1024 || i === due - 1) {
+            await producer.send({ topic: pagesTopic, acks: -1, messages });
+            messages = [];
+            bytes = 0;
+          }
         }
-        await producer.send({ topic: pagesTopic, acks: -1, messages });
         sent = due;
       } else {
         await sleep(Math.max(1, Math.ceil(started + ((sent + 1) / rate) * 1000 - Date.now())));
@@ -127,6 +137,7 @@ export async function scaleLatencyRun(
       p50Ms: quantile(latencies, 0.5),
       p90Ms: quantile(latencies, 0.9),
       p99Ms: quantile(latencies, 0.99),
+      p999Ms: quantile(latencies, 0.999),
       maxMs: latencies[latencies.length - 1] ?? NaN,
       pagesPerTransaction: transactions > 0 ? sumOver(end, 'dedup_pages_consumed_total') / transactions : NaN,
       rebalancesDuringRun: sumOver(end, 'dedup_rebalances_total') - rebalancesAtStart,

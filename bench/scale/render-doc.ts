@@ -88,12 +88,12 @@ if (r.latency) {
     '',
     `**Latency at ${fmt(l.fraction * 100)}% load**: paced at ${fmt(l.ratePagesPerSecond, 1)} pages/s (${fmt(l.fraction * 100)}% of the measured sharded 1-instance rate, ${fmt(l.basePagesPerSecond)} pages/s) on a fresh ${p.partitions}-partition input topic, ${p.latencySeconds} s measured after ${p.latencyWarmupSeconds} s of warm-up (less when the input runs out of pages: see "s sent"), one run per case: input record timestamp to the verdict being visible to a read_committed consumer of the verdict topics.`,
     '',
-    '| case | pages/s sent | s sent | pages measured | p50 | p90 | p99 | max | pages per transaction | mean answer wait | rebalances | cores: instances / driver / machine busy |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| case | pages/s sent | s sent | pages measured | p50 | p90 | p99 | p99.9 | max | pages per transaction | mean answer wait | rebalances | cores: instances / driver / machine busy |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const x of l.runs) {
     lines.push(
-      `| ${label(x.case)} | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.pages / x.achievedPagesPerSecond, 1)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${x.answerWaitMeanMs === null ? '-' : `${fmt(x.answerWaitMeanMs)} ms`} | ${fmt(x.rebalancesDuringRun)} | ${fmt(x.instancesCores, 2)} / ${fmt(x.driverCores, 2)} / ${fmt(x.machineBusyCores, 2)} of ${r.machine.cores} |`,
+      `| ${label(x.case)} | ${fmt(x.achievedPagesPerSecond)} | ${fmt(x.pages / x.achievedPagesPerSecond, 1)} | ${fmt(x.measuredPages)} | **${fmt(x.p50Ms)} ms** | ${fmt(x.p90Ms)} ms | **${fmt(x.p99Ms)} ms** | ${x.p999Ms === undefined ? '-' : `${fmt(x.p999Ms)} ms`} | ${fmt(x.maxMs)} ms | ${fmt(x.pagesPerTransaction, 1)} | ${x.answerWaitMeanMs === null ? '-' : `${fmt(x.answerWaitMeanMs)} ms`} | ${fmt(x.rebalancesDuringRun)} | ${fmt(x.instancesCores, 2)} / ${fmt(x.driverCores, 2)} / ${fmt(x.machineBusyCores, 2)} of ${r.machine.cores} |`,
     );
   }
 }

@@ -331,14 +331,19 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     metrics,
     logger,
     onFatal: (error) => fail(error),
-    afterCommit: async (chunk) => {
-      for (const [at, last] of chunk.written ?? []) {
+    onWritten: (written) => {
+      for (const [at, last] of written) {
         const [topic, partition] = [at.slice(0, at.lastIndexOf(':')), at.slice(at.lastIndexOf(':') + 1)];
-        if (topic === config.fingerprintsTopic) changelogWritten.set(partition, last);
+        if (topic === config.fingerprintsTopic && last > (changelogWritten.get(partition) ?? -1n)) changelogWritten.set(partition, last);
       }
+    },
+    afterCommit: async (_chunk, { drained }) => {
       decider!.evict(Date.now());
       if (config.snapshotIntervalSeconds > 0 && Date.now() - lastSnapshot >= config.snapshotIntervalSeconds * 1000 && !snapshotting) {
-        snapshotting = snapshot('interval')
+        // A snapshot holds committed decisions only: chunks of other
+        // partitions may be decided and still in a transaction.
+        snapshotting = drained()
+          .then(() => snapshot('interval'))
           .then(() => {
             snapshotFailures = 0;
           })

@@ -1,9 +1,11 @@
 /**
  * The consumer group on the crawled-pages topic. Batch-first: a fetched batch
  * is cut into chunks of maxBatchRecords; each chunk is decoded, decided and
- * committed in one transaction (verdicts + dead letters + changelog + input
- * offsets), then its offsets are resolved and the consumer heartbeats. Offsets
- * are committed only inside that transaction, never by the consumer itself.
+ * committed in a transaction with its verdicts, dead letters, changelog
+ * entries and input offsets, then its offsets are resolved and the consumer
+ * heartbeats. Offsets are committed only inside that transaction, never by
+ * the consumer itself. Partitions are consumed concurrently, and the chunks
+ * they decide meanwhile share a transaction (src/producers/group-commit.ts).
  *
  * One instance must see every page (the index is not sharded): at start-up a
  * group that already has members is refused (or warned about, by config), and
@@ -18,6 +20,24 @@ import type { DedupMetrics } from '../metrics/metrics.js';
 import type { VerdictProducer } from '../producers/verdict.producer.js';
 import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
 import { trackConsumerHealth, type ConsumerHealth, type ProgressWatch } from './consumer-health.js';
+import { createGroupCommitter } from '../producers/group-commit.js';
+
+/** Batches (input partitions) consumed at once; more than any input topic here has partitions. */
+const PARTITIONS_CONSUMED_CONCURRENTLY = 64;
+/** How long a transaction waits at most for the other partitions' first chunks of the same fetch. */
+const COMMIT_LINGER_MS = 20;
+/** How long a batch runs before it gives way to partitions waiting for the next fetch. */
+export const YIELD_BATCH_AFTER_MS = 200;
+
+/** Runs the functions given to it one at a time, in call order. */
+export function createSerialLock(): <T>(f: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(f: () => Promise<T>): Promise<T> => {
+    const run = tail.then(f);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
 
 export interface CrawledPagesConsumerOptions {
   kafka: Kafka;
@@ -26,8 +46,14 @@ export interface CrawledPagesConsumerOptions {
   producer: VerdictProducer;
   metrics: DedupMetrics;
   logger: Logger;
-  /** Called after every committed chunk (snapshots, eviction). */
-  afterCommit?: (chunk: ProcessedChunk) => Promise<void>;
+  /**
+   * Called after every committed chunk (snapshots, eviction), between
+   * decisions: no chunk is being decided meanwhile. `drained` resolves once
+   * every chunk decided so far is committed (what a snapshot needs).
+   */
+  afterCommit?: (chunk: ProcessedChunk, context: { drained: () => Promise<void> }) => Promise<void>;
+  /** Called as each transaction commits, with the last offset it wrote per "topic:partition". */
+  onWritten?: (written: Map<string, bigint>) => void;
   /** Called when the consumer cannot go on (fenced, or a crash kafkajs will not restart from). */
   onFatal: (error: unknown) => void;
 }
@@ -78,6 +104,18 @@ export function recordChunkMetrics(metrics: DedupMetrics, batch: EachBatchPayloa
   metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
 }
 
+/** A chunk decided and on its way to a transaction. */
+export interface ChunkCommit {
+  readonly chunk: ProcessedChunk;
+  /** True once the chunk's transaction has committed; false if it failed (the consumer has halted). */
+  readonly committed: Promise<boolean>;
+}
+
+/** For a `commit` that returns only once the chunk's transaction has committed. */
+export function committedChunk(chunk: ProcessedChunk): ChunkCommit {
+  return { chunk, committed: Promise.resolve(true) };
+}
+
 /**
  * Drops the lag series of `topic`'s partitions this instance no longer owns.
  * A gauge keeps its last value per label set: without this, a partition that
@@ -95,11 +133,17 @@ export async function forgetLagOfUnowned(lag: DedupMetrics['consumerLag'], topic
  * The chunk loop both consumers share. It cuts a fetched batch into chunks
  * and prepares chunk i + 1 (decode, fingerprint: no state touched) while
  * chunk i is decided and committed by `commit`, so the worker threads are not
- * idle during the transaction; after each committed chunk it resolves the
- * chunk's offset, records its metrics, runs the housekeeping and heartbeats.
- * A retriable failure while preparing (a registry outage) is thrown, so that
- * kafkajs retries the batch from the last resolved offset; any other is
- * fatal. `commit` returns null to end the batch (halted, or given up).
+ * idle during the transaction. `commit` may return before the transaction
+ * ends (`committed` then settles later): with `maxOutstanding` 2, chunk i + 1
+ * is then decided while chunk i's transaction is in flight.
+ * After each committed chunk, in order, it resolves the chunk's offset,
+ * records its metrics, runs the housekeeping and heartbeats. It returns only
+ * when every chunk it started has settled, so a stopping consumer never
+ * leaves a transaction behind. A retriable failure while preparing (a
+ * registry outage) is thrown, so that kafkajs retries the batch from the last
+ * resolved offset; any other is fatal. `commit` returns null to end the batch
+ * (halted, or given up); `yieldBatch` returning true after a committed chunk
+ * ends it too, leaving the rest to the next fetch.
  */
 export async function runChunks(
   payload: EachBatchPayload,
@@ -110,8 +154,11 @@ export async function runChunks(
     /** False once the consumer has halted: nothing more is prepared or committed. */
     active: () => boolean;
     onFatal: (error: unknown) => void;
-    commit: (records: InputRecord[], prepared: PreparedChunk) => Promise<ProcessedChunk | null>;
+    commit: (records: InputRecord[], prepared: PreparedChunk) => Promise<ChunkCommit | null>;
     afterCommit?: (chunk: ProcessedChunk) => Promise<void>;
+    yieldBatch?: () => boolean;
+    /** Chunks decided and not yet settled at most: 2 decides the next chunk while the last one's transaction is in flight. */
+    maxOutstanding?: 1 | 2;
     /** Readiness: told when records wait and when verdicts commit. */
     progress?: ProgressWatch;
   },
@@ -142,30 +189,47 @@ async function chunkLoop(payload: EachBatchPayload, options: Parameters<typeof r
     prepared.catch(() => undefined);
     return prepared;
   };
+  type Outstanding = { records: InputRecord[]; commit: ChunkCommit; endTimer: () => void };
+  const outstanding: Outstanding[] = [];
+  let ended = false;
+  /** Waits for the oldest outstanding chunk's transaction; false ends the batch. */
+  const settle = async (): Promise<boolean> => {
+    const { records, commit, endTimer } = outstanding.shift()!;
+    if (!(await commit.committed) || ended) return false;
+    resolveOffset(records[records.length - 1]!.offset);
+    onCommitted(records[records.length - 1]!.offset);
+    endTimer();
+    recordChunkMetrics(metrics, batch, records, commit.chunk);
+    if (options.afterCommit) await options.afterCommit(commit.chunk);
+    await heartbeat();
+    return true;
+  };
+  const settleAll = async (): Promise<void> => {
+    while (outstanding.length > 0) if (!(await settle())) ended = true;
+  };
   let upcoming = chunks.length > 0 ? prepare(chunks[0]!) : null;
-  for (let c = 0; c < chunks.length; c++) {
-    if (!options.active() || !isRunning() || isStale()) return;
+  for (let c = 0; c < chunks.length && !ended; c++) {
+    if (!options.active() || !isRunning() || isStale()) break;
     const records = chunks[c]!;
     const endTimer = metrics.batchDuration.startTimer();
     let prepared: PreparedChunk;
     try {
       prepared = await upcoming!;
     } catch (error) {
+      await settleAll();
       metrics.errors.inc({ code: errorCode(error) });
       if (error instanceof DedupError && error.retriable) throw error;
       options.onFatal(error);
       return;
     }
     upcoming = c + 1 < chunks.length ? prepare(chunks[c + 1]!) : null;
-    const chunk = await options.commit(records, prepared);
-    if (chunk === null) return;
-    resolveOffset(records[records.length - 1]!.offset);
-    onCommitted(records[records.length - 1]!.offset);
-    endTimer();
-    recordChunkMetrics(metrics, batch, records, chunk);
-    if (options.afterCommit) await options.afterCommit(chunk);
-    await heartbeat();
+    const commit = await options.commit(records, prepared);
+    if (commit === null) break;
+    outstanding.push({ records, commit, endTimer });
+    if (outstanding.length >= (options.maxOutstanding ?? 1) && !(await settle())) ended = true;
+    if (!ended && options.yieldBatch?.()) break;
   }
+  await settleAll();
 }
 
 /**
@@ -211,7 +275,7 @@ export function pagesGroupConsumer(options: {
 }
 
 export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions): CrawledPagesConsumer {
-  const { kafka, config, processor, producer, metrics, logger, afterCommit, onFatal } = options;
+  const { kafka, config, processor, producer, metrics, logger, afterCommit, onWritten, onFatal } = options;
   const { consumer, health } = pagesGroupConsumer({ kafka, config, metrics, logger, onFatal });
   /** Set at the first fatal error: nothing commits after it, whatever partition. */
   let halted = false;
@@ -242,46 +306,116 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       .finally(() => void admin.disconnect().catch(() => undefined));
   });
 
+  // Partitions are consumed concurrently: a partition's chunk never waits for
+  // another partition's transaction of its own. Decisions are made one chunk
+  // at a time (the index is one), and committed by the group committer,
+  // which puts every chunk decided meanwhile into the next transaction.
+  const decideLock = createSerialLock();
+  /** Batches that have not queued their first chunk yet: the next transaction waits for them a little. */
+  let starting = 0;
+  const committer = createGroupCommitter(producer, config.groupId, {
+    maxRecords: config.maxBatchRecords,
+    hold: () => starting > 0,
+    lingerMs: COMMIT_LINGER_MS,
+    observe: (outcome, _chunks, error) => {
+      metrics.transactions.inc({ outcome });
+      if (error !== undefined) metrics.errors.inc({ code: errorCode(error) });
+    },
+  });
+  /** Input partitions held now (a batch yields to the others only when there are others). */
+  let assigned = 0;
+  /** Batches being consumed now (kafkajs fetches again once all of a fetch's batches are done). */
+  let inFlight = 0;
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    assigned = Object.values(payload.memberAssignment).reduce((n, partitions) => n + partitions.length, 0);
+  });
+
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, Number(batch.offsetLag())));
-    await runChunks(payload, {
-      maxRecords: config.maxBatchRecords,
-      processor,
-      metrics,
-      active: () => !halted,
-      onFatal: halt,
-      progress: health.progress,
-      // From here on the decider's memory holds this chunk's decisions. If
-      // deciding fails, or the transaction fails or its outcome is unknown,
-      // memory is ahead of what downstream saw, and a later chunk (of any
-      // partition) could commit a verdict naming a page that then never
-      // existed downstream. So any failure here is fatal: the process
-      // restarts from durable state (snapshot + changelog), never goes on.
-      commit: async (records, prepared) => {
-        const last = records[records.length - 1]!.offset;
-        try {
-          const chunk = await processor.decide(prepared);
-          if (halted) return null;
-          chunk.written = await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
-          metrics.transactions.inc({ outcome: 'committed' });
-          return chunk;
-        } catch (error) {
-          metrics.errors.inc({ code: errorCode(error) });
-          if (error instanceof DedupError && error.code === 'KAFKA') metrics.transactions.inc({ outcome: 'aborted' });
-          halt(error);
-          return null;
-        }
-      },
-      // Housekeeping (eviction, snapshots) must never stop consumption.
-      afterCommit: async (chunk) => {
-        if (!afterCommit) return;
-        await afterCommit(chunk).catch((error: unknown) => {
-          metrics.errors.inc({ code: errorCode(error) });
-          logger.error('after-commit housekeeping failed', { error });
-        });
-      },
-    });
+    const started = Date.now();
+    inFlight++;
+    starting++;
+    let first = true;
+    /** This batch will queue no chunk before the next transaction: it holds the committer no longer. */
+    const queuedFirst = () => {
+      if (!first) return;
+      first = false;
+      starting--;
+      committer.nudge();
+    };
+    try {
+      await runChunks(payload, {
+        maxRecords: config.maxBatchRecords,
+        processor,
+        metrics,
+        active: () => !halted,
+        onFatal: halt,
+        progress: health.progress,
+        // From here on the decider's memory holds this chunk's decisions. If
+        // deciding fails, or the transaction fails or its outcome is unknown,
+        // memory is ahead of what downstream saw, and a later chunk (of any
+        // partition) could commit a verdict naming a page that then never
+        // existed downstream. So any failure here is fatal: the process
+        // restarts from durable state (snapshot + changelog), never goes on.
+        commit: async (records, prepared) => {
+          const last = records[records.length - 1]!.offset;
+          let queued: { chunk: ProcessedChunk; written: Promise<Map<string, bigint>> } | null = null;
+          try {
+            queued = await decideLock(async () => {
+              if (halted) return null;
+              const chunk = await processor.decide(prepared);
+              if (halted) return null;
+              // Queued while the lock is held: transactions follow the order of decisions.
+              const written = committer.submit({
+                topicMessages: chunk.topicMessages,
+                offsets: { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
+                records: records.length,
+              });
+              queuedFirst();
+              return { chunk, written };
+            });
+          } catch (error) {
+            metrics.errors.inc({ code: errorCode(error) });
+            halt(error);
+            return null;
+          }
+          if (queued === null) return null;
+          const { chunk, written } = queued;
+          const committed = written.then(
+            (w) => {
+              chunk.written = w;
+              onWritten?.(w);
+              return true;
+            },
+            (error: unknown) => {
+              halt(error);
+              return false;
+            },
+          );
+          return { chunk, committed };
+        },
+        // Housekeeping (eviction, snapshots) must never stop consumption. It
+        // runs between decisions, so it sees no chunk half decided.
+        afterCommit: (chunk) =>
+          decideLock(async () => {
+            if (!afterCommit) return;
+            await afterCommit(chunk, { drained: () => committer.drained() }).catch((error: unknown) => {
+              metrics.errors.inc({ code: errorCode(error) });
+              logger.error('after-commit housekeeping failed', { error });
+            });
+          }),
+        // A backlog on one partition must not hold up the others: kafkajs
+        // fetches again only once every batch of the last fetch is done, so
+        // a long batch gives way (its rest is fetched again) once it is the
+        // only one left. Batches at a pace are short and never do.
+        maxOutstanding: 2,
+        yieldBatch: () => assigned > 1 && inFlight === 1 && Date.now() - started >= YIELD_BATCH_AFTER_MS,
+      });
+    } finally {
+      queuedFirst();
+      inFlight--;
+    }
   }
 
   return {
@@ -305,7 +439,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       }
       await consumer.connect();
       await consumer.subscribe({ topics: [config.pagesTopic], fromBeginning: true });
-      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 1, eachBatch });
+      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY, eachBatch });
     },
     async stop() {
       await consumer.stop();

@@ -38,7 +38,7 @@ import { encodeShardRecord } from '../wire/shard-records.js';
 import { sketchToWire } from '../wire/sketch-wire.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
-import { pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
+import { committedChunk, pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
 import type { PageBatchProcessor, PreparedChunk, PreparedPage } from './page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
@@ -221,9 +221,9 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
           });
           const producer = await producerFor(batch.partition);
           if (halted) return null;
-          await producer.commit(chunk.topicMessages, config.groupId, { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() });
+          await producer.commit(chunk.topicMessages, config.groupId, [{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
           metrics.transactions.inc({ outcome: 'committed' });
-          return chunk;
+          return committedChunk(chunk);
         } catch (error) {
           if (error instanceof ChunkAbandoned) {
             logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: error.message });

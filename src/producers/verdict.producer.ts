@@ -25,11 +25,12 @@ export interface VerdictProducer {
   /** Connects and fences older producers with the same transactional id. */
   connect(): Promise<void>;
   /**
-   * Writes the messages and the consumed offsets in one transaction. Resolves
+   * Writes the messages and the consumed offsets (of one or more input
+   * partitions) in one transaction. Resolves
    * with the last offset written per "topic:partition", so a snapshot can name
    * exactly what it includes even before the high watermark shows it.
    */
-  commit(topicMessages: Map<string, OutputMessage[]>, consumerGroupId: string, offsets: CommittedOffsets): Promise<Map<string, bigint>>;
+  commit(topicMessages: Map<string, OutputMessage[]>, consumerGroupId: string, offsets: readonly CommittedOffsets[]): Promise<Map<string, bigint>>;
   disconnect(): Promise<void>;
 }
 
@@ -128,10 +129,13 @@ export function createVerdictProducer(kafka: Kafka, transactionalId: string, max
             if (count > 0) written.set(`${m.topicName}:${m.partition}`, BigInt(m.baseOffset) + BigInt(count) - 1n);
           }
         }
-        await transaction.sendOffsets({
-          consumerGroupId,
-          topics: [{ topic: offsets.topic, partitions: [{ partition: offsets.partition, offset: offsets.offset }] }],
-        });
+        const topics = new Map<string, { partition: number; offset: string }[]>();
+        for (const o of offsets) {
+          const partitions = topics.get(o.topic) ?? [];
+          partitions.push({ partition: o.partition, offset: o.offset });
+          topics.set(o.topic, partitions);
+        }
+        await transaction.sendOffsets({ consumerGroupId, topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })) });
         await transaction.commit();
         return written;
       } catch (error) {

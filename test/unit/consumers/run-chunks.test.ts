@@ -1,0 +1,88 @@
+/**
+ * The chunk loop's bookkeeping, over generated batches and commit timings:
+ * offsets are resolved in order and only for committed chunks, the loop
+ * returns only when every chunk it started has settled, and a batch that
+ * gives way leaves its rest unresolved (kafkajs fetches it again).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { EachBatchPayload } from 'kafkajs';
+import { Registry } from 'prom-client';
+import { runChunks, type ChunkCommit } from '../../../src/consumers/crawled-pages.consumer.js';
+import type { PageBatchProcessor, ProcessedChunk } from '../../../src/consumers/page-batch-processor.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
+
+const metrics = createMetrics(new Registry(), { indexFingerprints: () => 0, indexBytes: () => 0, indexMemoryLimitBytes: () => 0, indexTables: () => 0, planCandidatesPerProbe: () => 0, ready: () => true });
+
+const processor: PageBatchProcessor = {
+  prepare: async (records) => ({ records, timestamps: [], decoded: [], results: [] }),
+  decide: async () => {
+    throw new Error('not used');
+  },
+  process: async () => {
+    throw new Error('not used');
+  },
+};
+
+const chunkOf = (): ProcessedChunk => ({ topicMessages: new Map(), novel: 0, duplicates: 0, deadLetters: new Map(), timestamps: [], verdicts: [] });
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+test('offsets are resolved in order, only for committed chunks, and every started chunk settles before the batch returns', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 60 }),
+      fc.integer({ min: 1, max: 9 }),
+      fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 60, maxLength: 60 }),
+      fc.integer({ min: -1, max: 12 }),
+      fc.integer({ min: -1, max: 12 }),
+      fc.constantFrom<1 | 2>(1, 2),
+      async (messages, size, delays, failAt, yieldAfter, maxOutstanding) => {
+        const resolved: string[] = [];
+        let inFlight = 0;
+        let committedCount = 0;
+        const batch = { topic: 'pages', partition: 0, highWatermark: String(messages), messages: Array.from({ length: messages }, (_, i) => ({ offset: String(i), key: null, value: Buffer.from('x'), timestamp: '0' })) };
+        const payload = {
+          batch,
+          resolveOffset: (o: string) => void resolved.push(o),
+          heartbeat: async () => undefined,
+          isRunning: () => true,
+          isStale: () => false,
+        } as unknown as EachBatchPayload;
+        let started = 0;
+        let settledChunks = 0;
+        await runChunks(payload, {
+          maxRecords: size,
+          processor,
+          metrics,
+          active: () => true,
+          onFatal: () => undefined,
+          maxOutstanding,
+          commit: async (): Promise<ChunkCommit> => {
+            const n = started++;
+            inFlight++;
+            assert.ok(inFlight <= maxOutstanding, `${inFlight} chunks outstanding, more than ${maxOutstanding}`);
+            const committed = (async () => {
+              for (let d = 0; d < delays[n % delays.length]!; d++) await turn();
+              inFlight--;
+              if (n >= failAt && failAt >= 0) return false;
+              committedCount++;
+              return true;
+            })();
+            return { chunk: chunkOf(), committed };
+          },
+          afterCommit: async () => void settledChunks++,
+          yieldBatch: () => yieldAfter >= 0 && settledChunks >= yieldAfter,
+        });
+        assert.equal(inFlight, 0, 'returned with a chunk still in a transaction');
+        // Resolved: the last offsets of a prefix of the chunks, in order, each committed.
+        const lasts = Array.from({ length: Math.ceil(messages / size) }, (_, c) => String(Math.min(messages, (c + 1) * size) - 1));
+        assert.deepEqual(resolved, lasts.slice(0, resolved.length));
+        if (failAt >= 0) assert.ok(resolved.length <= failAt, 'an offset resolved after a failed commit');
+        assert.ok(resolved.length <= committedCount);
+        if (failAt < 0 && yieldAfter < 0) assert.equal(resolved.length, lasts.length, 'the whole batch resolved');
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
