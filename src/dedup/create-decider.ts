@@ -10,6 +10,7 @@ import { Decider, type SecondStage } from './decider.js';
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { PageStore, pageStoreBytesPerPage } from './page-store.js';
 import { BAND_BYTES_PER_PAGE } from './sketch-bands.js';
+import type { PageTier } from './blob-store.js';
 
 /**
  * The memory budget covers the index AND the page store (that is what
@@ -32,11 +33,12 @@ export function planFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadiu
   });
 }
 
-export function createDecider(config: DedupConfig, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }): Decider {
+/** `tier`: where a new page store keeps its records, ids and sketches (in memory if absent; the service gives a file). */
+export function createDecider(config: DedupConfig, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }, tier?: PageTier): Decider {
   return new Decider({
     index: state?.index ?? FingerprintIndex.create({ plan, initialCapacity: Math.min(config.expectedFingerprints, 1 << 20) }),
     // Grown by doubling, not pre-sized: a snapshot writes the hash table whole.
-    store: state?.store ?? new PageStore(1024, keepsSketches(config) ? SKETCH_BINS : 0),
+    store: state?.store ?? new PageStore(1024, keepsSketches(config) ? SKETCH_BINS : 0, tier),
     k: config.k,
     maxFingerprints: config.maxFingerprints,
     maxAgeSeconds: config.maxAgeSeconds,
