@@ -6,11 +6,13 @@
  *   the last chunk):
  *     the id's 64-bit hash (8 bytes), for the id → ref table (4 bytes a slot
  *     at <= 70% load: the hash lives here, not in the slot);
- *     the decision sequence number (4 bytes: a 32-bit delta from its chunk's
- *     first; the rare one that does not fit is kept in a map), "earlier" in
- *     the verdict rule (refs follow insertion order, which changelog replay
- *     across partitions does not preserve; the sequence survives replay);
- *     the fetch time in seconds (4 bytes), for age eviction;
+ *     the decision sequence number ("earlier" in the verdict rule: refs follow
+ *     insertion order, which changelog replay across partitions does not
+ *     preserve; the sequence survives replay): nothing while the sequences of
+ *     a chunk rise with its refs (single mode), else a 32-bit delta from the
+ *     chunk's base (4 bytes; a map for the rare one that does not fit);
+ *     the fetch time in seconds, for age eviction: a 16-bit delta from the
+ *     chunk's first (2 bytes; a map for a time 9 hours or more away from it);
  *     flags (1 byte: short page, held).
  *   The tier (PageTier, blob-store.ts: a local file in the service), per ref
  *   one fixed-size record at (ref - first ref) x record size: where its id's
@@ -60,12 +62,12 @@ import type { Hash64 } from './string-hash.js';
 export const NO_ENTRY = 0xffffffff;
 
 /**
- * RAM bytes per page the store holds in steady state, for sizing: 17 in the
- * columns (id hash 8, sequence 4, fetch time 4, flags 1) and 4 per id-table
- * slot at 35-70% load (about 7.5). Ids and sketches are in the tier, not here.
+ * RAM bytes per page the store holds in steady state, for sizing: 11 to 15 in
+ * the columns (id hash 8, sequence 0 or 4, fetch time 2, flags 1) and 4 per
+ * id-table slot at 35-70% load (about 7.5). Ids and sketches are in the tier.
  */
 export function pageStoreBytesPerPage(): number {
-  return 25;
+  return 23;
 }
 
 /** Tier bytes per page, for sizing the local disk: the record and the id's bytes (a duplicate's record names its page's id again). */
@@ -81,6 +83,8 @@ const CHUNK = 1 << CHUNK_BITS;
 const CHUNK_MASK = CHUNK - 1;
 /** A sequence delta that did not fit 32 bits: the sequence is in the overflow map. */
 const SEQ_OVERFLOW = -0x80000000;
+/** A fetch-time delta that did not fit 16 bits: the time is in the overflow map. */
+const FETCH_OVERFLOW = -0x8000;
 /** Records read at once when the sketches are read in ref order (building the bands). */
 const BLOCK_RECORDS = 256;
 
@@ -89,6 +93,7 @@ const decoder = new TextDecoder();
 const EMPTY8 = new Uint8Array(0);
 const EMPTY32 = new Uint32Array(0);
 const EMPTYI32 = new Int32Array(0);
+const EMPTYI16 = new Int16Array(0);
 
 function alreadyRecorded(id: string): DedupError {
   return new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
@@ -109,10 +114,18 @@ export class PageStore implements RefHashes {
 
   /** Per-ref columns, chunk c = ref >>> CHUNK_BITS (chunks wholly below base are empty). */
   private hashChunks: Uint32Array[] = [];
+  /**
+   * Sequence of ref = seqBase[c] + seqChunks[c][i] (i = ref's place in chunk c), or, while the
+   * chunk's array is empty (every sequence recorded in it so far rose with the ref, as single
+   * mode records them), seqBase[c] + i: 0 bytes a page then, 4 otherwise.
+   */
   private seqChunks: Int32Array[] = [];
   private seqBase: number[] = [];
   private readonly seqOverflow = new Map<number, number>();
-  private fetchedChunks: Uint32Array[] = [];
+  /** Fetch time of ref = fetchBase[c] + fetchedChunks[c][i] (a 16-bit delta, seconds); the rare one that does not fit is in fetchOverflow. */
+  private fetchedChunks: Int16Array[] = [];
+  private fetchBase: number[] = [];
+  private readonly fetchOverflow = new Map<number, number>();
   private flagChunks: Uint8Array[] = [];
 
   /** No ref below base is held. */
@@ -184,7 +197,9 @@ export class PageStore implements RefHashes {
 
   sequenceOf(ref: number): number {
     const c = ref >>> CHUNK_BITS;
-    const d = this.seqChunks[c]![ref & CHUNK_MASK]!;
+    const deltas = this.seqChunks[c]!;
+    if (deltas.length === 0) return this.seqBase[c]! + (ref & CHUNK_MASK);
+    const d = deltas[ref & CHUNK_MASK]!;
     return d === SEQ_OVERFLOW ? this.seqOverflow.get(ref)! : this.seqBase[c]! + d;
   }
 
@@ -209,7 +224,7 @@ export class PageStore implements RefHashes {
     for (let c = 0; c < this.hashChunks.length; c++) {
       bytes += this.hashChunks[c]!.byteLength + this.seqChunks[c]!.byteLength + this.fetchedChunks[c]!.byteLength + this.flagChunks[c]!.byteLength + 8;
     }
-    bytes += this.seqOverflow.size * 40;
+    bytes += (this.seqOverflow.size + this.fetchOverflow.size) * 40;
     for (const blob of [this.tier.records, this.tier.names]) if (blob instanceof MemoryBlobStore) bytes += blob.heldBytes;
     return bytes + (this.bandIndex?.byteLength ?? 0);
   }
@@ -267,9 +282,10 @@ export class PageStore implements RefHashes {
     while (this.hashChunks.length <= c) {
       const below = this.hashChunks.length < this.base >>> CHUNK_BITS;
       this.hashChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK * 2));
-      this.seqChunks.push(below ? EMPTYI32 : new Int32Array(CHUNK));
+      this.seqChunks.push(EMPTYI32);
       this.seqBase.push(Number.NaN);
-      this.fetchedChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK));
+      this.fetchedChunks.push(below ? EMPTYI16 : new Int16Array(CHUNK));
+      this.fetchBase.push(Number.NaN);
       this.flagChunks.push(below ? EMPTY8 : new Uint8Array(CHUNK));
     }
   }
@@ -288,12 +304,33 @@ export class PageStore implements RefHashes {
   private setSequence(ref: number, value: number): void {
     const c = ref >>> CHUNK_BITS;
     const sequence = Number.isFinite(value) ? value : 0;
-    if (Number.isNaN(this.seqBase[c]!)) this.seqBase[c] = sequence;
+    const i = ref & CHUNK_MASK;
+    if (Number.isNaN(this.seqBase[c]!)) this.seqBase[c] = sequence - i;
+    let deltas = this.seqChunks[c]!;
+    if (deltas.length === 0) {
+      if (sequence === this.seqBase[c]! + i) return;
+      // The first sequence of this chunk that does not rise with the ref: keep deltas from now on.
+      deltas = new Int32Array(CHUNK);
+      for (let j = 0; j < CHUNK; j++) deltas[j] = j;
+      this.seqChunks[c] = deltas;
+    }
     const d = sequence - this.seqBase[c]!;
-    if (d > SEQ_OVERFLOW && d <= 0x7fffffff) this.seqChunks[c]![ref & CHUNK_MASK] = d;
+    if (d > SEQ_OVERFLOW && d <= 0x7fffffff) deltas[i] = d;
     else {
-      this.seqChunks[c]![ref & CHUNK_MASK] = SEQ_OVERFLOW;
+      deltas[i] = SEQ_OVERFLOW;
       this.seqOverflow.set(ref, sequence);
+    }
+  }
+
+  private setFetchedAt(ref: number, seconds: number): void {
+    const c = ref >>> CHUNK_BITS;
+    const v = seconds >>> 0;
+    if (Number.isNaN(this.fetchBase[c]!)) this.fetchBase[c] = v;
+    const d = v - this.fetchBase[c]!;
+    if (d > FETCH_OVERFLOW && d <= 0x7fff) this.fetchedChunks[c]![ref & CHUNK_MASK] = d;
+    else {
+      this.fetchedChunks[c]![ref & CHUNK_MASK] = FETCH_OVERFLOW;
+      this.fetchOverflow.set(ref, v);
     }
   }
 
@@ -303,7 +340,7 @@ export class PageStore implements RefHashes {
     const i = ref & CHUNK_MASK;
     const c = ref >>> CHUNK_BITS;
     this.setSequence(ref, sequence);
-    this.fetchedChunks[c]![i] = fetchedAtSeconds >>> 0;
+    this.setFetchedAt(ref, fetchedAtSeconds);
     this.flagChunks[c]![i] = (flags & PAGE_FLAGS) | HELD;
     const names = this.tier.names;
     const r = this.pending;
@@ -399,7 +436,9 @@ export class PageStore implements RefHashes {
   }
 
   fetchedAtOf(ref: number): number {
-    return this.fetchedChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]!;
+    const c = ref >>> CHUNK_BITS;
+    const d = this.fetchedChunks[c]![ref & CHUNK_MASK]!;
+    return d === FETCH_OVERFLOW ? this.fetchOverflow.get(ref)! : this.fetchBase[c]! + d;
   }
 
   /**
@@ -540,10 +579,11 @@ export class PageStore implements RefHashes {
       if (this.hashChunks[c]!.length === 0) continue;
       this.hashChunks[c] = EMPTY32;
       this.seqChunks[c] = EMPTYI32;
-      this.fetchedChunks[c] = EMPTY32;
+      this.fetchedChunks[c] = EMPTYI16;
       this.flagChunks[c] = EMPTY8;
     }
     for (const r of this.seqOverflow.keys()) if (r < low) this.seqOverflow.delete(r);
+    for (const r of this.fetchOverflow.keys()) if (r < low) this.fetchOverflow.delete(r);
     this.commit();
     if (low < this.tierLimit) {
       const names = u48(this.recordOf(low), 0);
@@ -584,7 +624,8 @@ export class PageStore implements RefHashes {
         out[k * 2] = this.hashChunks[c]![i * 2]!;
         out[k * 2 + 1] = this.hashChunks[c]![i * 2 + 1]!;
       }),
-      fetchedAt: (from, to, out) => each(from, to, (c, i, k) => (out[k] = this.fetchedChunks[c]![i]!)),
+      // A ref not held has no fetch time worth keeping: 0, so a loaded snapshot writes the same bytes.
+      fetchedAt: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = store.holds(from + k) ? store.fetchedAtOf(from + k) : 0)),
       records: (from, to, out) => {
         this.tier.records.read((from - this.tierFirst) * R, out);
         const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
@@ -661,7 +702,8 @@ export class PageStore implements RefHashes {
       },
       fetchedAt: (from, part) => {
         const s = store!;
-        for (let k = 0; k < part.length; k++) s.fetchedChunks[(from + k) >>> CHUNK_BITS]![(from + k) & CHUNK_MASK] = part[k]!;
+        // Only held refs' times are read (a forgotten ref's could widen the chunk's range for nothing).
+        for (let k = 0; k < part.length; k++) if (s.holds(from + k)) s.setFetchedAt(from + k, part[k]!);
       },
       table: (table) => {
         const s = store!;
