@@ -52,12 +52,13 @@ export function keepsSketches(config: Pick<DedupConfig, 'secondStageRadius' | 's
 }
 
 /**
- * Bytes per page the second stage adds, for the planner's budget and the sizing formula
- * (docs/operations.md#sizing): the sketch, and BAND_BYTES_PER_PAGE per band (sketch-bands.ts).
- * The wider radius's extra tables are the planner's to count.
+ * RAM bytes per page the second stage adds, for the planner's budget and the sizing formula
+ * (docs/operations.md#sizing): BAND_BYTES_PER_PAGE per band (sketch-bands.ts). The 64-byte
+ * sketch is in the page store's tier (on disk in the service), not in RAM. The wider radius's
+ * extra tables are the planner's to count.
  */
 export function secondStageBytesPerPage(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageBands'>): number {
-  return keepsSketches(config) ? SKETCH_BINS + BAND_BYTES_PER_PAGE * config.secondStageBands : 0;
+  return keepsSketches(config) ? BAND_BYTES_PER_PAGE * config.secondStageBands : 0;
 }
 
 /**
