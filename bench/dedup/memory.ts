@@ -6,7 +6,13 @@
  * once N pages are held, disk reads included (the tier file is in the page
  * cache: it was just written).
  *
- *   npx tsc -p tsconfig.json && node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory]
+ *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
+ *
+ * fill=restore loads the N pages as a changelog replay does (Decider.restoreBatch, 10,000 at a
+ * time: the same structures, bands included, built in bulk), then times decide() as usual: a
+ * 10M fill through decide() takes over an hour on a loaded 2-core machine.
+ *
+ * (MALLOC_MMAP_THRESHOLD_ as the container image sets it: deploy/docker/Dockerfile.)
  *
  * The stream is generated page by page (nothing per page is kept outside the
  * decider): 90% random fingerprints and sketches, 10% near copies of an
@@ -23,6 +29,8 @@ import { execSync } from 'node:child_process';
 
 const pages = Number(process.argv[2] ?? 1_000_000);
 const tierKind = process.argv[3] ?? 'file';
+/** decide: every page through Decider.decide; restore: through Decider.restoreBatch (the changelog replay path, bulk), much faster to fill. */
+const fillMode = process.argv[4] ?? 'decide';
 const TIMED = 20_000;
 
 function rss(): number {
@@ -93,10 +101,23 @@ const index = FingerprintIndex.create({ plan, initialCapacity: Math.min(pages, 1
 const store = new (PageStore as unknown as new (c: number, s: number, t?: unknown) => InstanceType<typeof PageStore>)(1024, SKETCH_BINS, tier);
 const decider = createDecider(config, plan, { index, store });
 const fillStarted = process.hrtime.bigint();
-for (let i = 0; i < pages; i++) decider.decide(page(i));
+if (fillMode === 'restore') {
+  const BATCH = 10_000;
+  for (let from = 0; from < pages; from += BATCH) {
+    const batch = [];
+    for (let i = from; i < Math.min(pages, from + BATCH); i++) {
+      const p = page(i);
+      batch.push({ page: { ...p, sketch: p.sketch!.slice() }, duplicateOf: null, distance: 0, sequence: i });
+    }
+    decider.restoreBatch(batch);
+  }
+} else {
+  for (let i = 0; i < pages; i++) decider.decide(page(i));
+}
 const fillSeconds = Number(process.hrtime.bigint() - fillStarted) / 1e9;
 
 const rssHeld = rss();
+const usage = process.memoryUsage();
 const peakRss = process.resourceUsage().maxRSS * 1024;
 const bands = store.bands?.byteLength ?? 0;
 const storeBytes = store.byteLength - bands;
@@ -116,6 +137,7 @@ const run = {
   pagesHeld: pages,
   secondStage: true,
   tier: tierKind,
+  fill: fillMode,
   ramBytesPerPage: per(rssHeld - rssEmpty),
   peakRamBytesPerPage: per(peakRss - rssEmpty),
   diskBytesPerPage: per(tierBytes),
@@ -128,12 +150,16 @@ const run = {
     bands: per(bands),
     arraysTotal: per(decider.byteLength),
   },
+  /** Where the RSS is, by V8's account (after a full collection): the JS heap, and the typed arrays' buffers outside it. */
+  processBytesPerPage: { heapUsed: per(usage.heapUsed), heapTotal: per(usage.heapTotal), arrayBuffers: per(usage.arrayBuffers) },
   plan: `${plan.tables.length} tables, blocks ${plan.blockWidths.join('/')}`,
   bands: config.secondStageBands,
   duplicateShare: Number((duplicates / TIMED).toFixed(3)),
   fillSeconds: Number(fillSeconds.toFixed(1)),
   timedDecisions: TIMED,
   node: process.version,
+  /** The glibc setting the container image sets (deploy/docker/Dockerfile); null = glibc's default. */
+  mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null,
   commit: (() => {
     try {
       return execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
@@ -149,7 +175,7 @@ const path = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'be
 if (process.env.MEMORY_BENCH_NO_WRITE !== '1') {
   mkdirSync(dirname(path), { recursive: true });
   const old = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { runs: (typeof run)[] }) : { runs: [] };
-  const runs = old.runs.filter((r) => !(r.pagesHeld === run.pagesHeld && r.tier === run.tier));
+  const runs = old.runs.filter((r) => !(r.pagesHeld === run.pagesHeld && r.tier === run.tier && (r.fill ?? 'decide') === run.fill));
   runs.push(run);
   runs.sort((a, b) => a.pagesHeld - b.pagesHeld || a.tier.localeCompare(b.tier));
   writeFileSync(path, `${JSON.stringify({ generatedBy: 'bench/dedup/memory.ts', runs }, null, 2)}\n`);
