@@ -125,12 +125,14 @@ export interface SecondStage {
 /**
  * Appends to `hits` the pages held in `store` that share a sketch band with `sketch` and lie
  * beyond `radius` bits (those within it the table probe found already), with their distance.
- * The single index and every shard call it alike, so both answer alike.
+ * `refsBelow`: only refs below it count (the pages decided before the probe, where the store
+ * holds later ones too: a shard asked as of an earlier sequence). The single index and every
+ * shard call it alike, so both answer alike.
  */
-export function addBandCandidates(store: PageStore, index: FingerprintIndex, hi: number, lo: number, sketch: Uint8Array | null | undefined, radius: number, hits: QueryResult, fp: Uint32Array): void {
+export function addBandCandidates(store: PageStore, index: FingerprintIndex, hi: number, lo: number, sketch: Uint8Array | null | undefined, radius: number, hits: QueryResult, fp: Uint32Array, refsBelow = Infinity): void {
   const bands = store.bands;
   if (bands === null || sketch == null) return;
-  const n = bands.candidates(sketch);
+  const n = bands.candidates(sketch, store, refsBelow);
   const found = bands.found;
   for (let i = 0; i < n; i++) {
     const ref = found[i]!;

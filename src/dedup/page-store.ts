@@ -454,7 +454,7 @@ export class PageStore implements RefHashes {
       this.pending.set(sketch, RECORD_HEAD);
     }
     // An unknown sketch (zeros) is in no band: it would share every band with every other.
-    if (sketch != null && this.bandIndex !== null && isKnownSketch(sketch, 0)) this.bandIndex.add(ref, sketch, this.base, this.heldSketch);
+    if (sketch != null && this.bandIndex !== null && isKnownSketch(sketch, 0)) this.bandIndex.add(ref, sketch, this.base);
     this.commit();
   }
 
@@ -475,7 +475,7 @@ export class PageStore implements RefHashes {
     for (let ref = this.base; ref < this.refLimit; ref++) {
       if (!this.holds(ref)) continue;
       const sketch = this.sketchInOrder(ref);
-      if (isKnownSketch(sketch, 0)) index.add(ref, sketch, this.base, this.heldSketch);
+      if (isKnownSketch(sketch, 0)) index.add(ref, sketch, this.base);
     }
     this.bandIndex = index;
   }
@@ -485,9 +485,7 @@ export class PageStore implements RefHashes {
     return this.bandIndex;
   }
 
-  /** ref's sketch while it is held, else null (for a rebuild of the bands, which walks the refs in order). */
-  private readonly heldSketch = (ref: number): Uint8Array | null => (this.holds(ref) ? this.sketchInOrder(ref) : null);
-
+  /** ref's sketch, read with the records around it (useBands walks the refs in order). */
   private sketchInOrder(ref: number): Uint8Array {
     this.recordInOrder(ref);
     return this.sketchBuffer(ref);

@@ -128,6 +128,16 @@ export class ShardState {
    */
   evictBefore(sequence: number): number {
     const store = this.store;
+    const lo = this.firstRefFrom(sequence);
+    if (lo <= store.lowRef) return 0;
+    const removed = this.index.removeBefore(lo);
+    store.forgetBefore(lo);
+    return removed;
+  }
+
+  /** The first ref recorded at or after global sequence `sequence` (refs follow sequence order). */
+  private firstRefFrom(sequence: number): number {
+    const store = this.store;
     let lo = store.lowRef;
     let hi = this.index.nextReference;
     while (lo < hi) {
@@ -135,10 +145,7 @@ export class ShardState {
       if (store.sequenceOf(mid) < sequence) lo = mid + 1;
       else hi = mid;
     }
-    if (lo <= store.lowRef) return 0;
-    const removed = this.index.removeBefore(lo);
-    store.forgetBefore(lo);
-    return removed;
+    return lo;
   }
 
   /**
@@ -148,7 +155,9 @@ export class ShardState {
    */
   closestBefore(hi: number, lo: number, short: boolean, before: number, sketch: Uint8Array | null = null): ShardCandidate | null {
     this.index.query(hi, lo, this.radius, this.hits);
-    addBandCandidates(this.store, this.index, hi, lo, sketch, this.radius, this.hits, this.fp);
+    // Refs follow sequence order: the band rule's "newest pages before the probe" ends at the first ref at or after it.
+    const refsBelow = before >= this.position ? Infinity : this.firstRefFrom(before);
+    addBandCandidates(this.store, this.index, hi, lo, sketch, this.radius, this.hits, this.fp, refsBelow);
     const check = this.check;
     if (check !== null) loadSketch(check, sketch);
     const best = closestRecorded(this.hits, this.store, short, before, this.closest, this.window > 0 ? before - this.window : -Infinity, check);

@@ -1,17 +1,18 @@
 /**
  * Sketch bands (sketch-bands.ts), kept by the page store: after any run of
  * recorded pages and evictions (a prefix cut, single pages), the candidates
- * of a sketch are exactly the pages held that share one of its bands, as a
- * brute force over the held pages says. Sketches are drawn from a few bases
- * with some bins changed, so bands are shared often.
+ * of a sketch are exactly what the rule says, by brute force over the held
+ * pages: for each band, the CHAIN_LIMIT newest held pages below the bound
+ * that share it. Sketches are drawn from a few bases with some bins changed,
+ * so bands are shared often, and by hundreds of pages when the bases are few.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
-import { MINHASH_BINS, SKETCH_BINS } from '../../../src/fingerprint/feature-sketch.js';
-import { shareBand } from '../../support/sketch-bands-oracle.js';
+import { MINHASH_BINS, SKETCH_BINS, isKnownSketch } from '../../../src/fingerprint/feature-sketch.js';
+import { bandCandidates, shareBand } from '../../support/sketch-bands-oracle.js';
 
 const op = fc.oneof(
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('add' as const), base: fc.nat(), changed: fc.uniqueArray(fc.nat(MINHASH_BINS - 1), { maxLength: 40 }), salt: fc.nat(254) }) },
@@ -88,4 +89,55 @@ test('a store loaded with its pages builds the same bands (useBands on a restore
     // The first band (bins 0..7) is shared by the refs with the same ref % 7: 200 held / 7 each, over the chain limit.
     assert.ok(a.length >= Math.min(CHAIN_LIMIT, 28), `${a.length} candidates`);
   }
+});
+
+test('the candidates follow the band rule with hundreds of pages under one key, evictions and a bound on the refs', () => {
+  // Few bases: every band key is shared by far more pages than CHAIN_LIMIT, so which pages count
+  // is the rule's to say (the newest held ones below the bound), not the layout's. The layout
+  // before this rule counted evicted pages toward the limit and stopped at a slot budget shared
+  // by every band's keys: it found fewer held pages than the rule under evictions.
+  let overLimit = 0;
+  fc.assert(
+    fc.property(
+      fc.constantFrom(2, 4, 7, 14, 28),
+      fc.array(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), { minLength: 1, maxLength: 4 }),
+      fc.array(op, { minLength: 300, maxLength: 1200 }),
+      fc.nat(),
+      (bands, bases, ops, boundSeed) => {
+        const store = new PageStore(16, SKETCH_BINS);
+        store.useBands(bands);
+        const sketches = new Map<number, Uint8Array>();
+        let ref = 0;
+        ops.forEach((o, step) => {
+          if (o.kind === 'add') {
+            const sketch = new Uint8Array(bases[o.base % bases.length]!);
+            // Mostly one or two bins changed: the other bands stay shared.
+            for (const b of o.changed.slice(0, 2)) sketch[b] = (sketch[b]! + 1 + o.salt) & 0xff;
+            store.record(ref, `p${ref}`, -1, 0, 0, 0, ref);
+            store.setSketch(ref, sketch);
+            sketches.set(ref, sketch);
+            ref++;
+          } else if (o.kind === 'cut') {
+            store.forgetBefore(Math.floor(o.share * o.share * ref));
+          } else if (ref > 0) {
+            store.forget(o.pick % ref);
+          }
+          if (step % 50 !== 49) return;
+          // A page stored without a sketch (all zeros) is in no band.
+          const held = [...sketches.keys()].filter((r) => store.holds(r) && isKnownSketch(sketches.get(r)!, 0));
+          for (const probe of [...bases, ...[...sketches.values()].slice(-3)]) {
+            for (const refsBelow of [Infinity, (boundSeed + step) % (ref + 1)]) {
+              const want = bandCandidates(probe, held, (r) => sketches.get(r)!, bands, CHAIN_LIMIT, refsBelow);
+              const n = store.bands!.candidates(probe, store, refsBelow);
+              const got = [...store.bands!.found.subarray(0, n)].sort((x, y) => x - y);
+              assert.deepEqual(got, want);
+              if (held.filter((r) => r < refsBelow && shareBand(probe, sketches.get(r)!, bands)).length > CHAIN_LIMIT) overLimit++;
+            }
+          }
+        });
+      },
+    ),
+    { numRuns: 40, seed: 7 },
+  );
+  assert.ok(overLimit > 100, `only ${overLimit} probes had more pages under a key than the limit`);
 });

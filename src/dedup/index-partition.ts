@@ -1,0 +1,279 @@
+/**
+ * One partition of the routed index (docs/architecture.md, "Sharded mode,
+ * routed by table prefix"): the pages whose table or band entries routing.ts
+ * sends here, applied in the one global order, each probed before it is
+ * recorded. It answers "my closest eligible page decided before this one":
+ * the same rule as the single-index decider (closestRecorded), over the
+ * candidates this partition can see. Those are a subset of the single
+ * index's candidates (every page within the radius is one there too; a band
+ * key's newest pages are all in the key's partition), and they hold the
+ * single index's answer in some partition (routing.ts says why), so the
+ * closest of the partitions' answers (closerAnswer) is the single index's.
+ *
+ * A page is recorded here once, whatever routed it (one or more tables, band
+ * keys): the table probe runs over every table of the partition's index,
+ * which finds a superset of what the routed tables alone would, all of it
+ * within the radius. Its band keys here are the only ones this partition
+ * keeps, so a band probe sees exactly the key's pages. A re-sent id never
+ * comes here (the input partition's id store answers it); an id recorded
+ * already is answered but not recorded twice.
+ *
+ * Two rounds, so that a page's 64-byte sketch travels to one partition, its
+ * home (the partition of its table-0 entry), and not to every partition its
+ * band keys reach. Round one (apply): a partition settles what it can from
+ * the fingerprints and the 8-byte tails it holds (content-number digests,
+ * script share, size: feature-sketch.ts), and names the candidates that need
+ * the sketches themselves (beyond k, or a short page's match above distance
+ * 0) when they would beat its settled answer. Round two (confirm): the
+ * candidates' homes say whether their sketches agree with the page's, in the
+ * order of closeness (joinAnswers, decideJoined). The predicate is
+ * closestRecorded's, split where it reads the bins.
+ *
+ * Pure: no Kafka, no I/O. The layout (index, page store) is the single
+ * index's; the routed design's compact layout replaces it in both at once.
+ */
+import { FingerprintIndex, createQueryResult, pushResult, type QueryResult, type TablePlan } from '../index/index.js';
+import { FLAG_SHORT, PageStore } from './page-store.js';
+import { createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
+import { SketchBands } from './sketch-bands.js';
+import { MINHASH_BINS, MIN_CONFIRMING_SIZE, SKETCH_BINS, isKnownSketch } from '../fingerprint/feature-sketch.js';
+import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
+
+/** A page as an index partition receives it: what the entry record carries. */
+export interface RoutedPage {
+  /** The page id; null where only band entries came (a band hit is named by its home in round two). */
+  readonly id: string | null;
+  readonly hi: number;
+  readonly lo: number;
+  readonly short: boolean;
+  /** Milliseconds since the epoch. */
+  readonly fetchedAt: number;
+  /** The whole sketch at the page's home, its tail elsewhere (sketchTail), null without one. */
+  readonly sketch: Uint8Array | null;
+  /** Bit i: table i's entry is here (routing.ts PartitionShare.tableMask); bit 0 makes this the page's home. */
+  readonly tables: number;
+  /** The page's band keys routed to this partition (PartitionShare.bandKeys). */
+  readonly bandKeys: readonly number[];
+}
+
+/** A partition's answer for one page: its closest eligible earlier page, or null. */
+export interface PartitionAnswer {
+  /** Null for a page this partition holds by its band entries only: its home names it in round two. */
+  readonly id: string | null;
+  readonly distance: number;
+  /** Global sequence of the answer's decision (ties go to the smallest). */
+  readonly sequence: number;
+  readonly hi: number;
+  readonly lo: number;
+}
+
+/** A partition's reply to one page in round one. */
+export interface PartitionReply {
+  /** Its closest earlier page whose eligibility the tails settle, or null. */
+  readonly settled: PartitionAnswer | null;
+  /**
+   * Candidates closer than `settled` whose eligibility needs both sketches (round two, at their
+   * homes), named by sequence (id null) and with the same content numbers as the page.
+   */
+  readonly unsettled: readonly PartitionAnswer[];
+}
+
+const closer = (a: PartitionAnswer, b: PartitionAnswer): boolean => a.distance < b.distance || (a.distance === b.distance && a.sequence < b.sequence);
+
+/** The closer of two answers (then the earlier). */
+export function closerAnswer(a: PartitionAnswer | null, b: PartitionAnswer | null): PartitionAnswer | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return closer(b, a) ? b : a;
+}
+
+/**
+ * Joins a page's round-one replies: the closest settled answer, and the unsettled candidates
+ * closer than it, each once, closest (then earliest) first: the order round two asks them in.
+ */
+export function joinReplies(replies: readonly PartitionReply[]): { settled: PartitionAnswer | null; unsettled: PartitionAnswer[] } {
+  let settled: PartitionAnswer | null = null;
+  for (const r of replies) settled = closerAnswer(settled, r.settled);
+  const bySequence = new Map<number, PartitionAnswer>();
+  for (const r of replies) for (const c of r.unsettled) if (settled === null || closer(c, settled)) bySequence.set(c.sequence, c);
+  return { settled, unsettled: [...bySequence.values()].sort((a, b) => (closer(a, b) ? -1 : closer(b, a) ? 1 : 0)) };
+}
+
+/**
+ * The verdict's answer: the first unsettled candidate its home confirms (confirm returns its id,
+ * or null when its sketch disagrees), else the settled one.
+ */
+export function decideJoined(joined: { settled: PartitionAnswer | null; unsettled: readonly PartitionAnswer[] }, confirm: (candidate: PartitionAnswer) => string | null): PartitionAnswer | null {
+  for (const c of joined.unsettled) {
+    const id = confirm(c);
+    if (id !== null) return { ...c, id };
+  }
+  return joined.settled;
+}
+
+/**
+ * What travels to, and stays at, a partition other than the page's home: the sketch's tail
+ * (content-number digests, script share, size), and in place of the bins a mark that the page
+ * has a sketch (isKnownSketch reads the bins). Nothing reads these bins as bins: round one never
+ * compares bins, and round two asks the home.
+ */
+export function sketchTail(sketch: Uint8Array): Uint8Array {
+  const out = new Uint8Array(SKETCH_BINS);
+  out[0] = isKnownSketch(sketch, 0) ? 1 : 0;
+  out.set(sketch.subarray(MINHASH_BINS), MINHASH_BINS);
+  return out;
+}
+
+/** A page held for its band entries alone: no table probe returns it, and it has no id here. */
+const FLAG_BANDS_ONLY = 2;
+
+export class IndexPartition {
+  readonly partition: number;
+  readonly index: FingerprintIndex;
+  readonly store: PageStore;
+  readonly bands: SketchBands | null;
+  /** Next global sequence this partition expects at least (pages come in increasing sequence). */
+  position = 0;
+  private readonly radius: number;
+  private readonly check: SketchCheck | null;
+  private readonly hits: QueryResult = createQueryResult(64);
+  private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
+  private readonly fp = new Uint32Array(2);
+
+  constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null) {
+    this.partition = partition;
+    this.index = FingerprintIndex.create({ plan, initialCapacity: 1024 });
+    this.store = new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS);
+    this.radius = secondStage?.radius ?? k;
+    if (this.radius > plan.k) throw new RangeError(`partition ${partition}: the plan answers up to ${plan.k} bits, not ${this.radius}`);
+    this.check = createSketchCheck(k, secondStage);
+    this.bands = secondStage !== null && (secondStage.bands ?? 0) > 0 ? new SketchBands(secondStage.bands!) : null;
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  /**
+   * Round one for `page`, decided at global sequence `sequence`, then records it. Sequences
+   * must grow from call to call (the order log's order).
+   */
+  apply(page: RoutedPage, sequence: number): PartitionReply {
+    if (sequence < this.position) throw new RangeError(`partition ${this.partition}: sequence ${sequence} is behind ${this.position}`);
+    this.position = sequence + 1;
+    const reply = this.probe(page);
+    this.record(page, sequence);
+    return reply;
+  }
+
+  /**
+   * Round two, at the candidate's home: the candidate's id when its sketch agrees with the page's
+   * (the overlap, or one script's text for another's, and the same content numbers), as
+   * closestRecorded asks of a candidate beyond k or of a short page's; null when it does not, or
+   * when the page decided at `sequence` is not held here.
+   */
+  confirm(sequence: number, sketch: Uint8Array | null): string | null {
+    const check = this.check;
+    const ref = this.refOfSequence(sequence);
+    if (check === null || ref < 0 || (this.store.flagsOf(ref) & FLAG_BANDS_ONLY) !== 0) return null;
+    loadSketch(check, sketch);
+    const agree = this.store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) && this.store.numbersAgree(ref, check.sketch, check.size);
+    return agree ? this.store.idOf(ref) : null;
+  }
+
+  /** The ref recorded at `sequence`, or -1 (refs follow sequence order). */
+  private refOfSequence(sequence: number): number {
+    const store = this.store;
+    let lo = store.lowRef;
+    let hi = this.index.nextReference;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (store.sequenceOf(mid) < sequence) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.index.nextReference && store.holds(lo) && store.sequenceOf(lo) === sequence ? lo : -1;
+  }
+
+  /** closestRecorded, split where it reads the sketches' bins: those candidates go unsettled. */
+  private probe(page: RoutedPage): PartitionReply {
+    const { hits, store, index, fp } = this;
+    // A pair within the radius meets where one of its tables routes both pages; a page here by
+    // its bands alone meets none here that way.
+    if (page.tables !== 0) index.query(page.hi, page.lo, this.radius, hits);
+    else hits.count = 0;
+    const bands = this.bands;
+    if (bands !== null && page.sketch !== null && page.bandKeys.length > 0) {
+      const n = bands.candidatesOfKeys(page.bandKeys, page.bandKeys.length, store);
+      const found = bands.found;
+      for (let i = 0; i < n; i++) {
+        const ref = found[i]!;
+        if (!index.fingerprintOf(ref, fp)) continue;
+        const distance = hammingDistance(fp[0]!, fp[1]!, page.hi, page.lo);
+        // Within the radius, the table probe found it already.
+        if (distance > this.radius) pushResult(hits, ref, distance);
+      }
+    }
+    const check = this.check;
+    if (check !== null) loadSketch(check, page.sketch);
+    const best = this.closest;
+    best.ref = -1;
+    best.distance = 65;
+    best.sequence = Infinity;
+    const unsettled: { ref: number; distance: number; sequence: number }[] = [];
+    for (let i = 0; i < hits.count; i++) {
+      const ref = hits.refs[i]!;
+      const distance = hits.distances[i]!;
+      const sequence = store.sequenceOf(ref);
+      const flags = store.flagsOf(ref);
+      // Held for its bands alone: it counts only as a band candidate (beyond the radius).
+      if ((flags & FLAG_BANDS_ONLY) !== 0 && distance <= this.radius) continue;
+      const shortPair = distance > 0 && (page.short || (flags & FLAG_SHORT) !== 0);
+      if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
+      if (check !== null) {
+        if (distance > check.k || shortPair) {
+          // Round two asks for the same content numbers too, which the tails tell here: a
+          // candidate without them is not sent to be confirmed.
+          if (store.numbersAgree(ref, check.sketch, check.size)) unsettled.push({ ref, distance, sequence });
+          continue;
+        }
+        if (check.known && !store.numbersAgree(ref, check.sketch, check.size) && store.holdsSketch(ref)) continue;
+      }
+      if (distance < best.distance || (distance === best.distance && sequence < best.sequence)) {
+        best.ref = ref;
+        best.distance = distance;
+        best.sequence = sequence;
+      }
+    }
+    const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);
+    // (A settled answer always has an id: band-only pages are never settled, being beyond k.)
+    const out: PartitionAnswer[] = [];
+    for (const c of unsettled) {
+      if (best.ref >= 0 && !(c.distance < best.distance || (c.distance === best.distance && c.sequence < best.sequence))) continue;
+      // Named by sequence: its home gives the id with the confirmation.
+      this.index.fingerprintOf(c.ref, this.fp);
+      out.push({ id: null, distance: c.distance, sequence: c.sequence, hi: this.fp[0]!, lo: this.fp[1]! });
+    }
+    return { settled, unsettled: out };
+  }
+
+  private answer(ref: number, distance: number, sequence: number): PartitionAnswer {
+    this.index.fingerprintOf(ref, this.fp);
+    const id = (this.store.flagsOf(ref) & FLAG_BANDS_ONLY) !== 0 ? null : this.store.idOf(ref);
+    return { id, distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! };
+  }
+
+  private record(page: RoutedPage, sequence: number): void {
+    const store = this.store;
+    // A page held for its band entries alone comes without its id: it is held under one that no
+    // page id has (ids are text; this one starts with a NUL), unique by its sequence.
+    const id = page.id ?? `\u0000${sequence}`;
+    if (store.lookup(id) >= 0) return;
+    const ref = this.index.insert(page.hi, page.lo);
+    const flags = (page.short ? FLAG_SHORT : 0) | (page.id === null ? FLAG_BANDS_ONLY : 0);
+    store.recordById(ref, id, null, 0, flags, Math.max(0, Math.floor(page.fetchedAt / 1000)), sequence);
+    if (store.sketchBytes > 0) store.setSketch(ref, page.sketch);
+    if (this.bands !== null && page.sketch !== null && page.bandKeys.length > 0 && store.holdsSketch(ref)) {
+      this.bands.addKeys(ref, page.bandKeys, page.bandKeys.length, store.lowRef);
+    }
+  }
+}

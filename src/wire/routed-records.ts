@@ -1,0 +1,342 @@
+/**
+ * The records of the routed sharded design (docs/architecture.md, "Sharded
+ * mode, routed by table prefix"), in a compact binary form: a chunk's
+ * entries for one index partition (dedup.index), the chunk's order record
+ * (dedup.order), and one partition's reply to a chunk (dedup.replies).
+ * Binary, not JSON or Avro: these are internal records, one per touched
+ * partition per chunk, and their size is the design's cost per page (a
+ * fingerprint is 8 bytes here, 16 hex digits in JSON).
+ *
+ * Every record starts with a version byte and a type byte. Integers are
+ * big-endian; a chunk's first input offset is 8 bytes; a sequence is 6
+ * bytes (2^48 pages); ids are UTF-8 behind a 2-byte length.
+ */
+import { DedupError } from '../errors.js';
+import { SKETCH_BINS, MINHASH_BINS } from '../fingerprint/feature-sketch.js';
+import type { PartitionAnswer, PartitionReply, RoutedPage } from '../dedup/index-partition.js';
+
+const VERSION = 1;
+const ENTRIES = 1;
+const ORDER = 2;
+const REPLY = 3;
+const TAIL_BYTES = SKETCH_BINS - MINHASH_BINS;
+
+/** A chunk: the input partition, its first input offset, and the attempt (a chunk decided again after a crash is another attempt). */
+export interface ChunkKey {
+  readonly inputPartition: number;
+  readonly firstOffset: bigint;
+  readonly attempt: number;
+}
+
+/** One page of a chunk as one index partition gets it: its slot in the chunk, and what routing sends there. */
+export interface SlottedPage {
+  readonly slot: number;
+  readonly page: RoutedPage;
+}
+
+export interface EntriesRecord {
+  readonly chunk: ChunkKey;
+  readonly pages: readonly SlottedPage[];
+}
+
+export interface OrderRecord {
+  readonly chunk: ChunkKey;
+  /** Pages of the chunk that went to the index (re-sent ids did not). */
+  readonly pages: number;
+  /** The index partitions the chunk touched, of `partitions`. */
+  readonly touched: readonly number[];
+  readonly partitions: number;
+}
+
+export interface ReplyRecord {
+  readonly chunk: ChunkKey;
+  readonly indexPartition: number;
+  /** Replies by slot; slots with neither a settled answer nor an unsettled candidate are left out. */
+  readonly replies: readonly { slot: number; reply: PartitionReply }[];
+}
+
+const FLAG_SHORT = 1;
+const FLAG_SKETCH = 2;
+const FLAG_TAIL = 4;
+const FLAG_ID = 8;
+/** With a tail: the page has a sketch (index-partition.ts sketchTail marks it in bin 0). */
+const FLAG_KNOWN = 16;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+class Writer {
+  private buf = new Uint8Array(256);
+  private view = new DataView(this.buf.buffer);
+  length = 0;
+
+  private room(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.length++] = v;
+  }
+
+  u16(v: number): void {
+    this.room(2);
+    this.view.setUint16(this.length, v);
+    this.length += 2;
+  }
+
+  u32(v: number): void {
+    this.room(4);
+    this.view.setUint32(this.length, v >>> 0);
+    this.length += 4;
+  }
+
+  u48(v: number): void {
+    this.u16(Math.floor(v / 4294967296));
+    this.u32(v % 4294967296);
+  }
+
+  u64(v: bigint): void {
+    this.room(8);
+    this.view.setBigUint64(this.length, v);
+    this.length += 8;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+
+  text(s: string): void {
+    const b = encoder.encode(s);
+    if (b.length > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${b.length} bytes is longer than the 65,535 a routed record carries`);
+    this.u16(b.length);
+    this.bytes(b);
+  }
+
+  done(): Buffer {
+    return Buffer.from(this.buf.buffer, 0, this.length);
+  }
+}
+
+class Reader {
+  private at = 0;
+  private readonly view: DataView;
+
+  constructor(private readonly buf: Uint8Array) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+
+  private need(n: number): void {
+    if (this.at + n > this.buf.length) throw new DedupError('KAFKA', `a routed record ends after ${this.buf.length} bytes, inside a field`);
+  }
+
+  u8(): number {
+    this.need(1);
+    return this.buf[this.at++]!;
+  }
+
+  u16(): number {
+    this.need(2);
+    const v = this.view.getUint16(this.at);
+    this.at += 2;
+    return v;
+  }
+
+  u32(): number {
+    this.need(4);
+    const v = this.view.getUint32(this.at);
+    this.at += 4;
+    return v;
+  }
+
+  u48(): number {
+    return this.u16() * 4294967296 + this.u32();
+  }
+
+  u64(): bigint {
+    this.need(8);
+    const v = this.view.getBigUint64(this.at);
+    this.at += 8;
+    return v;
+  }
+
+  bytes(n: number): Uint8Array {
+    this.need(n);
+    const out = this.buf.slice(this.at, this.at + n);
+    this.at += n;
+    return out;
+  }
+
+  text(): string {
+    return decoder.decode(this.bytes(this.u16()));
+  }
+
+  end(): void {
+    if (this.at !== this.buf.length) throw new DedupError('KAFKA', `a routed record has ${this.buf.length - this.at} bytes after its last field`);
+  }
+}
+
+function writeChunk(w: Writer, chunk: ChunkKey): void {
+  w.u16(chunk.inputPartition);
+  w.u64(chunk.firstOffset);
+  w.u16(chunk.attempt);
+}
+
+function readChunk(r: Reader): ChunkKey {
+  return { inputPartition: r.u16(), firstOffset: r.u64(), attempt: r.u16() };
+}
+
+function header(r: Reader, type: number): void {
+  const version = r.u8();
+  if (version !== VERSION) throw new DedupError('KAFKA', `a routed record of version ${version}; this build reads version ${VERSION}`);
+  const got = r.u8();
+  if (got !== type) throw new DedupError('KAFKA', `a routed record of type ${got} where type ${type} belongs`);
+}
+
+/**
+ * The sketch a partition gets: the whole one at the page's home (tables bit 0), else its tail;
+ * routing decides which, this only writes it.
+ */
+export function encodeEntries(record: EntriesRecord): Buffer {
+  const w = new Writer();
+  w.u8(VERSION);
+  w.u8(ENTRIES);
+  writeChunk(w, record.chunk);
+  w.u16(record.pages.length);
+  for (const { slot, page } of record.pages) {
+    const home = (page.tables & 1) !== 0;
+    const tail = page.sketch !== null && !home;
+    const flags = (page.short ? FLAG_SHORT : 0) | (page.sketch === null ? 0 : home ? FLAG_SKETCH : FLAG_TAIL) | (page.id === null ? 0 : FLAG_ID) | (tail && page.sketch![0] !== 0 ? FLAG_KNOWN : 0);
+    w.u16(slot);
+    w.u8(flags);
+    w.u8(page.tables);
+    w.u8(page.bandKeys.length);
+    w.u32(page.hi);
+    w.u32(page.lo);
+    for (const key of page.bandKeys) w.u32(key);
+    if (page.sketch !== null) w.bytes(home ? page.sketch : page.sketch.subarray(MINHASH_BINS));
+    if (page.id !== null) w.text(page.id);
+  }
+  return w.done();
+}
+
+export function decodeEntries(value: Uint8Array): EntriesRecord {
+  const r = new Reader(value);
+  header(r, ENTRIES);
+  const chunk = readChunk(r);
+  const count = r.u16();
+  const pages: SlottedPage[] = [];
+  for (let i = 0; i < count; i++) {
+    const slot = r.u16();
+    const flags = r.u8();
+    const tables = r.u8();
+    const keys = r.u8();
+    const hi = r.u32();
+    const lo = r.u32();
+    const bandKeys: number[] = [];
+    for (let k = 0; k < keys; k++) bandKeys.push(r.u32());
+    let sketch: Uint8Array | null = null;
+    if (flags & FLAG_SKETCH) sketch = r.bytes(SKETCH_BINS);
+    else if (flags & FLAG_TAIL) {
+      // The tail's form at a partition other than the home (index-partition.ts sketchTail): bin 0 marks a known sketch.
+      sketch = new Uint8Array(SKETCH_BINS);
+      sketch.set(r.bytes(TAIL_BYTES), MINHASH_BINS);
+      sketch[0] = flags & FLAG_KNOWN ? 1 : 0;
+    }
+    const id = flags & FLAG_ID ? r.text() : null;
+    pages.push({ slot, page: { id, hi, lo, short: (flags & FLAG_SHORT) !== 0, fetchedAt: 0, sketch, tables, bandKeys } });
+  }
+  r.end();
+  return { chunk, pages };
+}
+
+export function encodeOrder(record: OrderRecord): Buffer {
+  const w = new Writer();
+  w.u8(VERSION);
+  w.u8(ORDER);
+  writeChunk(w, record.chunk);
+  w.u16(record.pages);
+  w.u16(record.partitions);
+  const bitmap = new Uint8Array(Math.ceil(record.partitions / 8));
+  for (const q of record.touched) {
+    if (!(q >= 0 && q < record.partitions)) throw new RangeError(`partition ${q} is outside 0..${record.partitions - 1}`);
+    bitmap[q >>> 3]! |= 1 << (q & 7);
+  }
+  w.bytes(bitmap);
+  return w.done();
+}
+
+export function decodeOrder(value: Uint8Array): OrderRecord {
+  const r = new Reader(value);
+  header(r, ORDER);
+  const chunk = readChunk(r);
+  const pages = r.u16();
+  const partitions = r.u16();
+  const bitmap = r.bytes(Math.ceil(partitions / 8));
+  r.end();
+  const touched: number[] = [];
+  for (let q = 0; q < partitions; q++) if (bitmap[q >>> 3]! & (1 << (q & 7))) touched.push(q);
+  return { chunk, pages, touched, partitions };
+}
+
+function writeAnswer(w: Writer, a: PartitionAnswer): void {
+  w.u8(a.distance);
+  w.u48(a.sequence);
+  w.u32(a.hi);
+  w.u32(a.lo);
+  w.u8(a.id === null ? 0 : 1);
+  if (a.id !== null) w.text(a.id);
+}
+
+function readAnswer(r: Reader): PartitionAnswer {
+  const distance = r.u8();
+  const sequence = r.u48();
+  const hi = r.u32();
+  const lo = r.u32();
+  const id = r.u8() === 1 ? r.text() : null;
+  return { id, distance, sequence, hi, lo };
+}
+
+export function encodeReply(record: ReplyRecord): Buffer {
+  const w = new Writer();
+  w.u8(VERSION);
+  w.u8(REPLY);
+  writeChunk(w, record.chunk);
+  w.u16(record.indexPartition);
+  w.u16(record.replies.length);
+  for (const { slot, reply } of record.replies) {
+    w.u16(slot);
+    w.u8(reply.settled === null ? 0 : 1);
+    if (reply.settled !== null) writeAnswer(w, reply.settled);
+    if (reply.unsettled.length > 0xff) throw new RangeError(`${reply.unsettled.length} unsettled candidates in one reply (at most 255)`);
+    w.u8(reply.unsettled.length);
+    for (const c of reply.unsettled) writeAnswer(w, c);
+  }
+  return w.done();
+}
+
+export function decodeReply(value: Uint8Array): ReplyRecord {
+  const r = new Reader(value);
+  header(r, REPLY);
+  const chunk = readChunk(r);
+  const indexPartition = r.u16();
+  const count = r.u16();
+  const replies: { slot: number; reply: PartitionReply }[] = [];
+  for (let i = 0; i < count; i++) {
+    const slot = r.u16();
+    const settled = r.u8() === 1 ? readAnswer(r) : null;
+    const unsettled: PartitionAnswer[] = [];
+    for (let n = r.u8(); n > 0; n--) unsettled.push(readAnswer(r));
+    replies.push({ slot, reply: { settled, unsettled } });
+  }
+  r.end();
+  return { chunk, indexPartition, replies };
+}

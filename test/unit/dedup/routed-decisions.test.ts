@@ -1,0 +1,253 @@
+/**
+ * The routed index decides as one index would (docs/architecture.md,
+ * "Sharded mode, routed by table prefix"): pages of several input partitions
+ * cut into chunks, the chunks interleaved in one order log, each new page's
+ * table and band entries routed to index partitions (routing.ts), each
+ * partition held by an owner and a warm standby that apply the chunks in
+ * order (index-partition.ts), re-sent ids answered from their input
+ * partition's id store, and the partitions' answers joined: page by page,
+ * the verdict of the single-index Decider over the pages in the order log's
+ * order. A property over many seeded streams, with the second stage on and
+ * off: near-duplicates within and beyond k, exact copies, short pages, ids
+ * sent again, clusters of hundreds of pages under one band key (far more
+ * than a probe looks at: CHAIN_LIMIT), failovers in mid-stream, where a
+ * holder loses its state and is rebuilt from its partition's log, and the
+ * second round that confirms candidates at their homes, where alone a
+ * page's whole sketch is kept.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Decider, type SecondStage, type Verdict } from '../../../src/dedup/decider.js';
+import { PageStore } from '../../../src/dedup/page-store.js';
+import { IndexRouting } from '../../../src/dedup/routing.js';
+import { IndexPartition, decideJoined, joinReplies, sketchTail, type PartitionReply, type RoutedPage } from '../../../src/dedup/index-partition.js';
+import { homeShard } from '../../../src/dedup/shard-state.js';
+import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
+import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
+import { FingerprintIndex, planFromBlocks, type TablePlan } from '../../../src/index/index.js';
+import { shareBand } from '../../support/sketch-bands-oracle.js';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Page { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sketch: Uint8Array }
+
+const randomWord = (r: () => number): number => (r() * 2 ** 32) >>> 0;
+const randomSketch = (r: () => number): Uint8Array => Uint8Array.from({ length: SKETCH_BINS }, () => Math.floor(r() * 256));
+
+function flip(r: () => number, hi: number, lo: number, flips: number): [number, number] {
+  for (let f = 0; f < flips; f++) {
+    const bit = Math.floor(r() * 64);
+    if (bit < 32) hi = (hi ^ (1 << bit)) >>> 0;
+    else lo = (lo ^ (1 << (bit - 32))) >>> 0;
+  }
+  return [hi, lo];
+}
+
+/**
+ * A stream with a template: `templated` of the pages share most of one sketch (a band key
+ * shared by hundreds of pages) with random fingerprints, so only the bands connect them.
+ */
+function stream(seed: number, n: number, templated: number): Page[] {
+  const r = rng(seed);
+  const template = randomSketch(r);
+  const pages: Page[] = [];
+  for (let i = 0; i < n; i++) {
+    const roll = r();
+    const fetchedAt = 1_700_000_000_000 + i;
+    if (roll < templated) {
+      const sketch = template.slice();
+      // A few bins changed: most bands stay the template's, the overlap stays high or not.
+      for (let c = Math.floor(r() * 12); c > 0; c--) sketch[Math.floor(r() * SKETCH_BINS)] = Math.floor(r() * 256);
+      pages.push({ id: `p${i}`, hi: randomWord(r), lo: randomWord(r), short: r() < 0.05, fetchedAt, sketch });
+      continue;
+    }
+    if (roll < templated + 0.35 || pages.length === 0) {
+      pages.push({ id: `p${i}`, hi: randomWord(r), lo: randomWord(r), short: r() < 0.05, fetchedAt, sketch: randomSketch(r) });
+      continue;
+    }
+    const base = pages[Math.floor(r() * pages.length)]!;
+    if (roll < templated + 0.45) {
+      // An id sent again: the same page, or another fingerprint under the same id.
+      pages.push(r() < 0.5 ? { ...base } : { ...base, hi: randomWord(r), sketch: randomSketch(r) });
+      continue;
+    }
+    const [hi, lo] = flip(r, base.hi, base.lo, Math.floor(r() * 9));
+    const sketch = base.sketch.slice();
+    for (let c = r() < 0.6 ? Math.floor(r() * 8) : Math.floor(r() * SKETCH_BINS); c > 0; c--) sketch[Math.floor(r() * SKETCH_BINS)] = Math.floor(r() * 256);
+    pages.push({ id: `p${i}`, hi, lo, short: r() < 0.05 ? !base.short : base.short, fetchedAt, sketch });
+  }
+  return pages;
+}
+
+const PLAN_3 = planFromBlocks(3, [16, 16, 16, 16]);
+const PLAN_6 = planFromBlocks(6, [8, 8, 8, 8, 8, 8, 8, 8]);
+
+interface Layout {
+  inputPartitions: number;
+  indexPartitions: number;
+  chunkMax: number;
+  /** Chance, per order record, that one holder of a partition loses its state and is rebuilt. */
+  failover: number;
+}
+
+type Decided = Pick<Verdict, 'verdict' | 'duplicateOf' | 'distance' | 'repeated'>;
+
+/** A partition's holder and what rebuilds it: the pages it applied, in order (its log). */
+interface Holder {
+  state: IndexPartition;
+  readonly log: { page: RoutedPage; sequence: number }[];
+}
+
+/** The routed protocol in memory. Returns the verdicts by stream position, and the pages in decision order. */
+function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number): { verdicts: Decided[]; order: Page[]; failovers: number; unsettledPages: number } {
+  const r = rng(seed);
+  const routing = new IndexRouting(plan, layout.indexPartitions, stage?.bands ?? 0);
+  const holders = Array.from({ length: layout.indexPartitions }, (_, q) =>
+    Array.from({ length: 2 }, (): Holder => ({ state: new IndexPartition(q, plan, 3, stage), log: [] })),
+  );
+  // Input partitions by page id (a crawler keys pages by id), each cut into chunks.
+  const queues: number[][] = Array.from({ length: layout.inputPartitions }, () => []);
+  pages.forEach((p, i) => queues[homeShard(p.id, layout.inputPartitions)]!.push(i));
+  const idStores = Array.from({ length: layout.inputPartitions }, () => new Map<string, Decided>());
+  const verdicts: Decided[] = new Array(pages.length);
+  const order: Page[] = [];
+  let sequence = 0;
+  let failovers = 0;
+  let unsettledPages = 0;
+  for (;;) {
+    const open = queues.map((q, p) => (q.length > 0 ? p : -1)).filter((p) => p >= 0);
+    if (open.length === 0) break;
+    // The next order record: a chunk of some input partition, in that partition's order.
+    const input = open[Math.floor(r() * open.length)]!;
+    const chunk = queues[input]!.splice(0, 1 + Math.floor(r() * layout.chunkMax));
+    for (const i of chunk) {
+      const page = pages[i]!;
+      order.push(page);
+      const recorded = idStores[input]!.get(page.id);
+      if (recorded) {
+        verdicts[i] = { ...recorded, repeated: true };
+        continue;
+      }
+      const seq = sequence++;
+      const replies: PartitionReply[] = [];
+      for (const share of routing.route(page.hi, page.lo, stage === null ? null : page.sketch)) {
+        // What the entry record carries: the id with table entries, the whole sketch at the home (table 0's partition), the tail elsewhere.
+        const sketch = stage === null ? null : (share.tableMask & 1) !== 0 ? page.sketch : sketchTail(page.sketch);
+        const routedPage: RoutedPage = { id: share.tableMask !== 0 ? page.id : null, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch, tables: share.tableMask, bandKeys: share.bandKeys };
+        // Owner and standby apply alike; the first reply wins, and the second must be the same.
+        const both = holders[share.partition]!.map((h) => {
+          h.log.push({ page: routedPage, sequence: seq });
+          return h.state.apply(routedPage, seq);
+        });
+        assert.deepEqual(both[1], both[0], `partition ${share.partition}: the standby answers as the owner`);
+        replies.push(both[Math.floor(r() * 2)]!);
+      }
+      // Round two: the unsettled candidates, closest first, asked at their homes.
+      const joined = joinReplies(replies);
+      if (joined.unsettled.length > 0) unsettledPages++;
+      const best = decideJoined(joined, (c) => {
+        const home = holders[routing.tablePartition(0, c.hi, c.lo)]!;
+        const [a, b] = home.map((h) => h.state.confirm(c.sequence, page.sketch));
+        assert.equal(b, a, 'the standby confirms as the owner');
+        return a ?? null;
+      });
+      const decided: Decided = { verdict: best === null ? 'novel' : 'duplicate', duplicateOf: best?.id ?? null, distance: best?.distance ?? null, repeated: false };
+      verdicts[i] = decided;
+      idStores[input]!.set(page.id, decided);
+    }
+    if (r() < layout.failover) {
+      // One holder loses everything and is rebuilt from its partition's log (dedup.index and
+      // dedup.order): the rebuilt state must answer as the survivor does from here on.
+      const q = Math.floor(r() * layout.indexPartitions);
+      const h = holders[q]![Math.floor(r() * 2)]!;
+      h.state = new IndexPartition(q, plan, 3, stage);
+      for (const { page, sequence: s } of h.log) h.state.apply(page, s);
+      failovers++;
+    }
+  }
+  return { verdicts, order, failovers, unsettledPages };
+}
+
+function single(order: Page[], plan: TablePlan, stage: SecondStage | null): Map<Page, Decided> {
+  const decider = new Decider({ index: FingerprintIndex.create({ plan }), store: new PageStore(1024, stage === null ? 0 : SKETCH_BINS), k: 3, secondStage: stage });
+  const out = new Map<Page, Decided>();
+  for (const p of order) {
+    const v = decider.decide(p);
+    out.set(p, { verdict: v.verdict, duplicateOf: v.duplicateOf, distance: v.distance, repeated: v.repeated });
+  }
+  return out;
+}
+
+function check(name: string, plan: TablePlan, stage: SecondStage | null, seeds: number, n: number, templated: number): { duplicates: number; repeats: number; beyondK: number; failovers: number; unsettledPages: number } {
+  const totals = { duplicates: 0, repeats: 0, beyondK: 0, failovers: 0, unsettledPages: 0 };
+  for (let seed = 1; seed <= seeds; seed++) {
+    const pages = stream(seed * 7919, n, templated);
+    const layout: Layout = { inputPartitions: 1 + (seed % 6), indexPartitions: [1, 3, 8, 16, 64][seed % 5]!, chunkMax: 1 + (seed % 40), failover: 0.1 };
+    const { verdicts, order, failovers, unsettledPages } = routed(pages, plan, stage, layout, seed);
+    const expected = single(order, plan, stage);
+    totals.failovers += failovers;
+    totals.unsettledPages += unsettledPages;
+    pages.forEach((p, i) => {
+      const e = expected.get(p)!;
+      assert.deepEqual(verdicts[i], e, `${name}, seed ${seed}, ${layout.indexPartitions} partitions, page ${i} (${p.id})`);
+      if (e.verdict === 'duplicate') totals.duplicates++;
+      if (e.repeated) totals.repeats++;
+      if (e.distance !== null && e.distance > 3) totals.beyondK++;
+    });
+  }
+  return totals;
+}
+
+test('the routed index decides every page as one index does (first stage)', () => {
+  const t = check('first stage', PLAN_3, null, 40, 400, 0);
+  assert.ok(t.duplicates > 2000 && t.repeats > 500 && t.failovers > 100, JSON.stringify(t));
+});
+
+test('with the second stage and 14 bands, the routed index decides as one index does, clusters over the chain limit included', () => {
+  const stage: SecondStage = { radius: 3, minSimilarity: 0.85, bands: 14 };
+  const t = check('bands 14', PLAN_3, stage, 30, 500, 0.4);
+  assert.ok(t.beyondK > 1000 && t.repeats > 300 && t.failovers > 50 && t.unsettledPages > 1000, JSON.stringify(t));
+});
+
+test('with a wider radius and 7 bands, the routed index decides as one index does', () => {
+  const stage: SecondStage = { radius: 6, minSimilarity: 0.85, bands: 7 };
+  const t = check('radius 6, bands 7', PLAN_6, stage, 20, 400, 0.3);
+  assert.ok(t.beyondK > 500, JSON.stringify(t));
+});
+
+test('the template streams put more pages under one band key than a probe looks at', () => {
+  // What the second-stage property above rests on: without it, a cut at CHAIN_LIMIT per holder
+  // would go unseen.
+  const pages = stream(7919, 500, 0.4);
+  const template = pages.filter((p) => p.sketch !== undefined);
+  let most = 0;
+  for (const probe of template.slice(-20)) most = Math.max(most, template.filter((p) => p !== probe && shareBand(probe.sketch, p.sketch, 14)).length);
+  assert.ok(most > 4 * CHAIN_LIMIT, `at most ${most} pages share a band with a probe`);
+});
+
+test('routing: every pair within k meets in some partition through a table that holds both', () => {
+  const r = rng(99);
+  for (const [plan, partitions] of [[PLAN_3, 64], [PLAN_3, 7], [PLAN_6, 16], [PLAN_6, 1]] as const) {
+    const routing = new IndexRouting(plan, partitions, 0);
+    for (let i = 0; i < 2000; i++) {
+      const hi = randomWord(r);
+      const lo = randomWord(r);
+      const [hi2, lo2] = flip(r, hi, lo, Math.floor(r() * (plan.k + 1)));
+      const meet = Array.from({ length: routing.tableCount }, (_, t) => routing.tablePartition(t, hi, lo) === routing.tablePartition(t, hi2, lo2));
+      assert.ok(meet.some(Boolean), `a pair within ${plan.k} bits met nowhere (${partitions} partitions)`);
+    }
+    // The entries spread: every partition gets some.
+    const used = new Set<number>();
+    for (let i = 0; i < 5000; i++) for (let t = 0; t < routing.tableCount; t++) used.add(routing.tablePartition(t, randomWord(r), randomWord(r)));
+    assert.equal(used.size, partitions);
+  }
+});

@@ -1,0 +1,86 @@
+/**
+ * The routed design's records (src/wire/routed-records.ts) read back as
+ * written, over generated chunks: entries with and without ids, whole
+ * sketches at the home and tails elsewhere, band keys, order records over
+ * any partition count, replies with settled and unsettled answers. A record
+ * cut short or of another version is refused, never misread.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { decodeEntries, decodeOrder, decodeReply, encodeEntries, encodeOrder, encodeReply, type ChunkKey } from '../../../src/wire/routed-records.js';
+import { sketchTail, type PartitionAnswer } from '../../../src/dedup/index-partition.js';
+import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
+import { DedupError } from '../../../src/errors.js';
+
+/** Records as plain objects (fast-check makes them without a prototype by default). */
+const rec = <T,>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> => fc.record(model, { noNullPrototype: true });
+const u32 = fc.integer({ min: 0, max: 0xffffffff });
+const chunk: fc.Arbitrary<ChunkKey> = rec({ inputPartition: fc.integer({ min: 0, max: 0xffff }), firstOffset: fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }), attempt: fc.integer({ min: 0, max: 0xffff }) });
+const sketch = fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS });
+const id = fc.string({ unit: 'grapheme', maxLength: 40 });
+
+const page = rec({
+  slot: fc.integer({ min: 0, max: 0xffff }),
+  tables: fc.integer({ min: 0, max: 0xff }),
+  withId: fc.boolean(),
+  id,
+  hi: u32,
+  lo: u32,
+  short: fc.boolean(),
+  sketch: fc.option(sketch),
+  bandKeys: fc.array(u32, { maxLength: 28 }),
+});
+
+const answer: fc.Arbitrary<PartitionAnswer> = rec({ id: fc.option(id), distance: fc.integer({ min: 0, max: 64 }), sequence: fc.integer({ min: 0, max: 2 ** 48 - 1 }), hi: u32, lo: u32 });
+
+test('entries read back as written: ids, whole sketches at the home, tails elsewhere', () => {
+  fc.assert(
+    fc.property(chunk, fc.array(page, { maxLength: 30 }), (key, pages) => {
+      const slotted = pages.map((p) => {
+        const home = (p.tables & 1) !== 0;
+        const s = p.sketch === null ? null : home ? p.sketch : sketchTail(p.sketch);
+        return { slot: p.slot, page: { id: p.withId ? p.id : null, hi: p.hi, lo: p.lo, short: p.short, fetchedAt: 0, sketch: s, tables: p.tables, bandKeys: p.bandKeys } };
+      });
+      const back = decodeEntries(encodeEntries({ chunk: key, pages: slotted }));
+      assert.deepEqual(back.chunk, key);
+      assert.deepEqual(
+        back.pages.map(({ slot, page: q }) => ({ slot, page: { ...q, sketch: q.sketch === null ? null : [...q.sketch] } })),
+        slotted.map(({ slot, page: q }) => ({ slot, page: { ...q, sketch: q.sketch === null ? null : [...q.sketch] } })),
+      );
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('order records read back with the partitions they touched', () => {
+  fc.assert(
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 1, max: 4096 }).chain((q) => fc.tuple(fc.constant(q), fc.uniqueArray(fc.integer({ min: 0, max: q - 1 }), { maxLength: 64 }))), (key, pages, [partitions, touched]) => {
+      const back = decodeOrder(encodeOrder({ chunk: key, pages, touched, partitions }));
+      assert.deepEqual(back, { chunk: key, pages, touched: [...touched].sort((a, b) => a - b), partitions });
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('replies read back with their settled and unsettled answers', () => {
+  fc.assert(
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot: fc.integer({ min: 0, max: 0xffff }), reply: rec({ settled: fc.option(answer), unsettled: fc.array(answer, { maxLength: 8 }) }) }), { maxLength: 30 }), (key, indexPartition, replies) => {
+      assert.deepEqual(decodeReply(encodeReply({ chunk: key, indexPartition, replies })), { chunk: key, indexPartition, replies });
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('a record cut short, with bytes left over, or of another version or type is refused', () => {
+  const key: ChunkKey = { inputPartition: 3, firstOffset: 12345n, attempt: 1 };
+  const order = encodeOrder({ chunk: key, pages: 7, touched: [0, 5], partitions: 16 });
+  for (let cut = 0; cut < order.length; cut++) assert.throws(() => decodeOrder(order.subarray(0, cut)), DedupError);
+  assert.throws(() => decodeOrder(Buffer.concat([order, Buffer.from([0])])), DedupError);
+  const otherVersion = Buffer.from(order);
+  otherVersion[0] = 2;
+  assert.throws(() => decodeOrder(otherVersion), /version 2/);
+  assert.throws(() => decodeReply(order), /type 2 where type 3/);
+  const entries = encodeEntries({ chunk: key, pages: [{ slot: 0, page: { id: 'p1', hi: 1, lo: 2, short: false, fetchedAt: 0, sketch: null, tables: 1, bandKeys: [9] } }] });
+  for (let cut = 0; cut < entries.length; cut++) assert.throws(() => decodeEntries(entries.subarray(0, cut)), DedupError);
+});
