@@ -161,7 +161,10 @@ interface MemoryRun {
   pagesHeld: number;
   tier: string;
   plan: string;
+  fill?: string;
   ramBytesPerPage: number;
+  peakRamBytesPerPage: number;
+  cpuMicrosPerDecision?: number;
   diskBytesPerPage: number;
   microsPerDecision: number;
   breakdownBytesPerPage: { tables: number; fingerprints: number; pageStore: number; bands: number };
@@ -195,14 +198,14 @@ export function renderSizingTable(): string {
   if (measured.length > 0) {
     lines.push(
       '',
-      'Measured (`node --expose-gc dist/bench/dedup/memory.js N`, bench/results/memory.json: one process holds N generated pages, the planner\'s plan, the second stage on at its defaults, the tier in a file; RAM = RSS growth over the empty process after a full collection):',
+      'Measured (`MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc dist/bench/dedup/memory.js N file decide|restore`, bench/results/memory.json: one process holds N generated pages, the planner\'s plan, the second stage on at its defaults, the tier in a file; RAM = RSS growth over the empty process after a full collection; "restore" fills through the changelog replay path; times on a 2-core machine shared with other work):',
       '',
-      '| Pages held | Plan | RAM B/page (RSS) | arrays: tables + fingerprints | page store | sketch bands | Disk B/page | µs/decision |',
-      '|---:|---|---:|---:|---:|---:|---:|---:|',
+      '| Pages held | Filled by | Plan | RAM B/page (RSS) | peak RSS B/page | arrays: tables + fingerprints | page store | sketch bands | Disk B/page | µs/decision (wall) | CPU µs/decision |',
+      '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const r of measured) {
       const b = r.breakdownBytesPerPage;
-      lines.push(`| ${thousands(r.pagesHeld)} | ${r.plan} | ${r.ramBytesPerPage} | ${(b.tables + b.fingerprints).toFixed(1)} | ${b.pageStore} | ${b.bands} | ${r.diskBytesPerPage} | ${r.microsPerDecision} |`);
+      lines.push(`| ${thousands(r.pagesHeld)} | ${r.fill ?? 'decide'} | ${r.plan} | ${r.ramBytesPerPage} | ${r.peakRamBytesPerPage} | ${(b.tables + b.fingerprints).toFixed(1)} | ${b.pageStore} | ${b.bands} | ${r.diskBytesPerPage} | ${r.microsPerDecision} | ${r.cpuMicrosPerDecision ?? '-'} |`);
     }
   }
   return lines.join('\n');

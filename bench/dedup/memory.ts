@@ -4,7 +4,8 @@
  * growth over the empty process (after a full collection, and the peak), not
  * only the arrays; the disk tier's bytes per page; and the time per decision
  * once N pages are held, disk reads included (the tier file is in the page
- * cache: it was just written).
+ * cache: it was just written): wall time, and the process's CPU time, which a
+ * machine shared with other work inflates less.
  *
  *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
  *
@@ -31,7 +32,7 @@ const pages = Number(process.argv[2] ?? 1_000_000);
 const tierKind = process.argv[3] ?? 'file';
 /** decide: every page through Decider.decide; restore: through Decider.restoreBatch (the changelog replay path, bulk), much faster to fill. */
 const fillMode = process.argv[4] ?? 'decide';
-const TIMED = 20_000;
+const TIMED = Number(process.env.MEMORY_BENCH_TIMED ?? 20_000);
 
 function rss(): number {
   (globalThis as { gc?: () => void }).gc?.();
@@ -126,9 +127,24 @@ const fingerprintBytes = index.nextReference * (8 + 1 / 8);
 const tierBytes = (store as unknown as { tierByteLength?: number }).tierByteLength ?? 0;
 
 let duplicates = 0;
+const each = new Float64Array(TIMED);
+const cpuStarted = process.cpuUsage();
 const started = process.hrtime.bigint();
-for (let i = pages; i < pages + TIMED; i++) if (decider.decide(page(i)).verdict === 'duplicate') duplicates++;
+for (let i = pages; i < pages + TIMED; i++) {
+  const t0 = process.hrtime.bigint();
+  if (decider.decide(page(i)).verdict === 'duplicate') duplicates++;
+  each[i - pages] = Number(process.hrtime.bigint() - t0) / 1e3;
+}
 const micros = Number(process.hrtime.bigint() - started) / 1e3 / TIMED;
+const cpu = process.cpuUsage(cpuStarted);
+// CPU time of the process (user + system: the preads included), which a machine shared with other
+// work does not inflate the way it inflates wall time.
+const cpuMicros = (cpu.user + cpu.system) / TIMED;
+each.sort();
+const quantile = (q: number): number => Number(each[Math.min(TIMED - 1, Math.floor(q * TIMED))]!.toFixed(1));
+/** The slowest decisions' share of the total: the bands' and the tables' merges land on a few. */
+let top = 0;
+for (let i = Math.floor(TIMED * 0.999); i < TIMED; i++) top += each[i]!;
 closeTier();
 rmSync(dir, { recursive: true, force: true });
 
@@ -142,6 +158,9 @@ const run = {
   peakRamBytesPerPage: per(peakRss - rssEmpty),
   diskBytesPerPage: per(tierBytes),
   microsPerDecision: Number(micros.toFixed(2)),
+  cpuMicrosPerDecision: Number(cpuMicros.toFixed(2)),
+  microsPerDecisionQuantiles: { p50: quantile(0.5), p90: quantile(0.9), p99: quantile(0.99), max: quantile(1) },
+  slowestTenthPercentShareOfTime: Number((top / (micros * TIMED)).toFixed(3)),
   breakdownBytesPerPage: {
     tables: per(indexBytes - fingerprintBytes),
     fingerprints: per(fingerprintBytes),
