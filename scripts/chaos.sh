@@ -8,6 +8,10 @@
 #
 #   bash scripts/chaos.sh                         # the full run (about 10 minutes on 2 cores)
 #   CHAOS_KILLS=3 CHAOS_PAGES=500 CHAOS_PUBLISH_SECONDS=30 bash scripts/chaos.sh   # a quick one
+#   bash scripts/chaos.sh --record                # write the tracked bench/results/chaos.json
+#
+# The report goes to $INFRA_STATE_DIR/chaos.json (not tracked) unless --record or
+# CHAOS_RESULTS names another file, so a trial run never overwrites the recorded one.
 #
 # Parameters (env): CHAOS_PAGES CHAOS_KILLS CHAOS_SEED CHAOS_PARTITIONS CHAOS_PUBLISH_SECONDS
 # CHAOS_HANG_SECONDS CHAOS_BROKER CHAOS_REGISTRY CHAOS_DRAIN_SECONDS CHAOS_STARTUP_SECONDS CHAOS_RESULTS: see
@@ -27,8 +31,21 @@ if ! command -v kcat >/dev/null; then
   fi
 fi
 
+RECORD=0
+for arg in "$@"; do
+  case "$arg" in
+    --record) RECORD=1 ;;
+    *) echo "chaos.sh: unknown argument $arg (only --record)" >&2; exit 2 ;;
+  esac
+done
+
 npx tsc -p tsconfig.json
 export INFRA_STATE_DIR="${INFRA_STATE_DIR:-$PWD/.infra/chaos}"
+if [ "$RECORD" = 1 ]; then
+  export CHAOS_RESULTS="${CHAOS_RESULTS:-$PWD/bench/results/chaos.json}"
+else
+  export CHAOS_RESULTS="${CHAOS_RESULTS:-$INFRA_STATE_DIR/chaos.json}"
+fi
 DRIVER_PID=""
 cleanup() {
   set +e

@@ -3,6 +3,8 @@
  * field names. A disabled level costs one comparison. Nothing on the per-page
  * hot path logs; batches and lifecycle events do.
  */
+import { createRequire } from 'node:module';
+
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 const RANK: Record<LogLevel, number> = { error: 50, warn: 40, info: 30, debug: 20 };
@@ -45,29 +47,57 @@ function serializeError(error: Error): Record<string, unknown> {
   return out;
 }
 
+/**
+ * kafkajs's protocol error types by their message: its log lines carry the
+ * message only, so this is how a line is classified by code, not by wording.
+ */
+const PROTOCOL_ERROR_TYPES: ReadonlyMap<string, string> = (() => {
+  try {
+    const { errorCodes } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { errorCodes: { type: string; message: string }[] };
+    return new Map(errorCodes.map((e) => [e.message, e.type]));
+  } catch {
+    return new Map();
+  }
+})();
+
+/**
+ * Answers kafkajs gets and handles itself in normal operation, which it still
+ * logs at ERROR or WARN:
+ * - CONCURRENT_TRANSACTIONS: a transaction begun right after a commit meets it
+ *   until the coordinator has finished the previous one (tens of ms); kafkajs
+ *   retries the send.
+ * - REBALANCE_IN_PROGRESS: a heartbeat or commit while the group rebalances
+ *   (a member joined or left); kafkajs rejoins.
+ */
+export const ROUTINE_KAFKA_ANSWERS: ReadonlySet<string> = new Set(['CONCURRENT_TRANSACTIONS', 'REBALANCE_IN_PROGRESS']);
+
+/** The protocol error type a kafkajs log line reports, from its `error` field or its message ("Failed to send messages: <error>"). */
+export function kafkaLogErrorType(message: string, fields: Record<string, unknown>): string | null {
+  const candidates = [typeof fields.error === 'string' ? fields.error : '', message, message.slice(message.indexOf(': ') + 2)];
+  for (const text of candidates) {
+    const type = PROTOCOL_ERROR_TYPES.get(text);
+    if (type) return type;
+  }
+  return null;
+}
+
 /** Routes kafkajs's log creator into ours (kafkajs levels: 1 error, 2 warn, 4 info, 5 debug). */
 export function kafkaLogCreator(logger: Logger) {
   return () =>
     ({ level, log }: { namespace: string; level: number; label: string; log: { message: string; [key: string]: unknown } }) => {
       const { message, timestamp: _t, logger: _l, ...rest } = log;
-      // kafkajs logs every retried request at ERROR (a transaction begun
-      // right after a commit meets CONCURRENT_TRANSACTIONS for a few ms):
-      // a retry that is still under way is a warning; the final failure
-      // reaches us as a thrown error and is logged there.
-      // The coordinator answers CONCURRENT_TRANSACTIONS to the first requests
-      // of a transaction begun right after a commit; kafkajs retries them
-      // and logs each response at ERROR. That is normal operation: debug.
-      if (level === 1 && isConcurrentTransactionsResponse(rest)) logger.debug(`kafka: ${message}`, rest);
+      const type = level <= 2 ? kafkaLogErrorType(message, rest) : null;
+      // A routine answer (see above) is normal operation: a protocol response
+      // or a retry is debug; kafkajs's own note that the group rebalances is info.
+      if (type !== null && ROUTINE_KAFKA_ANSWERS.has(type)) {
+        if (level === 2 && rest.retryCount === undefined) logger.info(`kafka: ${message}`, rest);
+        else logger.debug(`kafka: ${message}`, rest);
+      }
+      // A retry still under way is a warning; the final failure reaches us as
+      // a thrown error and is logged there.
       else if (level === 1 && rest.retryCount !== undefined) logger.warn(`kafka: ${message}`, rest);
       else if (level === 1) logger.error(`kafka: ${message}`, rest);
       else if (level === 2) logger.warn(`kafka: ${message}`, rest);
-      else if (level === 4) logger.debug(`kafka: ${message}`, rest);
       else logger.debug(`kafka: ${message}`, rest);
     };
-}
-
-/** kafkajs's error-level log of a CONCURRENT_TRANSACTIONS response (it is retried). */
-function isConcurrentTransactionsResponse(fields: Record<string, unknown>): boolean {
-  const error = fields.error;
-  return typeof error === 'string' && /concurrent operation on the same transaction|CONCURRENT_TRANSACTIONS/i.test(error);
 }

@@ -9,6 +9,9 @@
  * leaving a half-started process (a metrics server answering /healthz 200
  * for a pipeline that will never consume).
  *
+ * The codec step waits, unready, for a schema registry that does not answer
+ * (codecWhenRegistryAnswers): that is an outage, not a failed start.
+ *
  * mode=single (the embedded default):
  *   topics → metrics server → codec + fingerprinting → snapshot → fence the
  *   predecessor → changelog replay → join the group
@@ -72,16 +75,53 @@ class Closers {
   }
 }
 
-/** The parts both modes share, opened in order. */
 /** Consecutive failed registry calls after which the pipeline says it is not ready (it cannot decode Avro records). */
 const REGISTRY_FAILURES_NOT_READY = 3;
 
+/** Pause before start-up attempt `attempt + 1` at the registry: 1 s, 2 s, 4 s ... capped at 30 s. */
+export function registryRetryDelayMs(attempt: number, firstMs = 1000, capMs = 30_000): number {
+  return Math.min(capMs, firstMs * 2 ** Math.min(Math.max(0, attempt - 1), 30));
+}
+
+/**
+ * Builds the codec, which registers our schemas. A registry that does not
+ * answer (stopped, frozen, unreachable) is an outage to wait out, not a
+ * reason to exit: exiting would crash-loop under a supervisor for as long as
+ * it lasts. So the instance stays up, unready, and retries with a growing
+ * pause, logging each attempt, with dedup_registry_available at 0. A
+ * registry that answers and refuses (409, 422, 401) is not retried: that is a
+ * configuration to fix.
+ */
+async function codecWhenRegistryAnswers(config: DedupConfig, logger: Logger, metrics: ReturnType<typeof createMetrics>, available: (up: boolean) => void) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const codec = await createRecordCodecFromConfig(config);
+      if (attempt > 1) logger.info('schema registry answers; start-up goes on', { attempts: attempt });
+      available(true);
+      return codec;
+    } catch (error) {
+      // An HTTP status below 500 is an answer (a refusal, bad credentials): retrying would not change it.
+      const status = error instanceof DedupError ? (error.cause as { status?: unknown } | undefined)?.status : undefined;
+      const answered = typeof status === 'number' && status < 500;
+      if (!(error instanceof DedupError && error.code === 'REGISTRY' && error.retriable) || answered) throw error;
+      available(false);
+      metrics.errors.inc({ code: 'REGISTRY' });
+      const delayMs = registryRetryDelayMs(attempt);
+      logger.error('schema registry unavailable at start-up: not ready, retrying', { attempt, retryInSeconds: delayMs / 1000, error });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+/** The parts both modes share, opened in order. */
 async function startCommon(config: DedupConfig, logger: Logger, closers: Closers, consumerReady: () => boolean, registry: Registry, state: Omit<MetricsState, 'ready'>) {
   // Ready = the mode's own condition (index loaded, consumer in its group and
-  // fetching) and a registry that answers: a hung registry stalls decoding.
+  // deciding: consumer-health.ts) and a registry that answers: a hung registry
+  // stalls decoding.
   let registryAnswers = (): boolean => true;
   const ready = (): boolean => consumerReady() && registryAnswers();
-  const metrics = createMetrics(registry, { ...state, ready });
+  let registryAvailable = (): boolean => true;
+  const metrics = createMetrics(registry, { ...state, ready, registryAvailable: () => registryAvailable() });
   const kafka = createKafka(config, logger);
   // Topics first: nothing listens or spawns before the cluster has answered.
   if (config.createTopics) {
@@ -105,8 +145,9 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
     logger.info('metrics server listening', { host: config.metricsHost, port: server.port });
   }
   const maxRecordBytes = await topicRecordLimits(kafka, [config.novelTopic, config.duplicateTopic, config.deadLetterTopic]);
-  const codec = await createRecordCodecFromConfig(config);
+  const codec = await codecWhenRegistryAnswers(config, logger, metrics, (up) => (registryAvailable = () => up));
   registryAnswers = () => codec.registryHealth().consecutiveFailures < REGISTRY_FAILURES_NOT_READY;
+  registryAvailable = () => codec.registryHealth().consecutiveFailures === 0;
   const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
   const threads = config.fingerprintThreads === 0 ? (availableParallelism() >= 2 ? availableParallelism() : 0) : Math.max(0, config.fingerprintThreads);
   // With workers, records are decoded, fingerprinted and their novel verdicts encoded there; without, all of it here.

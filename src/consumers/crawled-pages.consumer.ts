@@ -17,7 +17,7 @@ import { kafkaClientId } from '../kafka/client.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { VerdictProducer } from '../producers/verdict.producer.js';
 import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
-import { trackConsumerHealth, type ConsumerHealth } from './consumer-health.js';
+import { trackConsumerHealth, type ConsumerHealth, type ProgressWatch } from './consumer-health.js';
 
 export interface CrawledPagesConsumerOptions {
   kafka: Kafka;
@@ -79,6 +79,19 @@ export function recordChunkMetrics(metrics: DedupMetrics, batch: EachBatchPayloa
 }
 
 /**
+ * Drops the lag series of `topic`'s partitions this instance no longer owns.
+ * A gauge keeps its last value per label set: without this, a partition that
+ * moved to another instance would be reported by both, its old owner's value
+ * frozen at the moment it left.
+ */
+export async function forgetLagOfUnowned(lag: DedupMetrics['consumerLag'], topic: string, owned: Iterable<number>): Promise<void> {
+  const keep = new Set([...owned].map(String));
+  for (const { labels } of (await lag.get()).values) {
+    if (labels.topic === topic && !keep.has(String(labels.partition))) lag.remove({ topic, partition: String(labels.partition) });
+  }
+}
+
+/**
  * The chunk loop both consumers share. It cuts a fetched batch into chunks
  * and prepares chunk i + 1 (decode, fingerprint: no state touched) while
  * chunk i is decided and committed by `commit`, so the worker threads are not
@@ -99,8 +112,26 @@ export async function runChunks(
     onFatal: (error: unknown) => void;
     commit: (records: InputRecord[], prepared: PreparedChunk) => Promise<ProcessedChunk | null>;
     afterCommit?: (chunk: ProcessedChunk) => Promise<void>;
+    /** Readiness: told when records wait and when verdicts commit. */
+    progress?: ProgressWatch;
   },
 ): Promise<void> {
+  const { batch } = payload;
+  const { progress } = options;
+  // Records behind the last committed chunk still wait once this batch is over, whatever ended it.
+  let done = BigInt(batch.messages[0]?.offset ?? batch.highWatermark) - 1n;
+  progress?.begin(batch.partition);
+  try {
+    await chunkLoop(payload, options, (offset) => {
+      done = BigInt(offset);
+      progress?.committed();
+    });
+  } finally {
+    progress?.end(batch.partition, Math.max(0, Number(BigInt(batch.highWatermark) - 1n - done)));
+  }
+}
+
+async function chunkLoop(payload: EachBatchPayload, options: Parameters<typeof runChunks>[1], onCommitted: (offset: string) => void): Promise<void> {
   const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
   const { processor, metrics } = options;
   const chunks = splitChunks(batch, options.maxRecords);
@@ -129,6 +160,7 @@ export async function runChunks(
     const chunk = await options.commit(records, prepared);
     if (chunk === null) return;
     resolveOffset(records[records.length - 1]!.offset);
+    onCommitted(records[records.length - 1]!.offset);
     endTimer();
     recordChunkMetrics(metrics, batch, records, chunk);
     if (options.afterCommit) await options.afterCommit(chunk);
@@ -165,7 +197,11 @@ export function pagesGroupConsumer(options: {
     allowAutoTopicCreation: false,
     ...(options.partitionAssigners ? { partitionAssigners: options.partitionAssigners } : {}),
   });
-  const health = trackConsumerHealth(consumer);
+  const health = trackConsumerHealth(consumer, config.pagesTopic);
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const owned = (payload.memberAssignment as Record<string, number[] | undefined>)[config.pagesTopic] ?? [];
+    void forgetLagOfUnowned(metrics.consumerLag, config.pagesTopic, owned).catch((error: unknown) => logger.warn('could not drop the lag of partitions moved away', { error }));
+  });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     metrics.errors.inc({ code: errorCode(payload.error) === 'UNKNOWN' ? 'KAFKA' : errorCode(payload.error) });
     logger.error('consumer crashed', { error: payload.error, restart: payload.restart });
@@ -215,6 +251,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       metrics,
       active: () => !halted,
       onFatal: halt,
+      progress: health.progress,
       // From here on the decider's memory holds this chunk's decisions. If
       // deciding fails, or the transaction fails or its outcome is unknown,
       // memory is ahead of what downstream saw, and a later chunk (of any

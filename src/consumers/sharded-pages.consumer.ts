@@ -209,6 +209,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       metrics,
       active: () => !halted,
       onFatal: halt,
+      progress: health.progress,
       commit: async (records, prepared) => {
         const last = records[records.length - 1]!.offset;
         try {

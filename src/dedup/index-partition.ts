@@ -36,6 +36,7 @@ import { FingerprintIndex, createQueryResult, pushResult, type QueryResult, type
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
 import { SketchBands } from './sketch-bands.js';
+import { firstRefFrom } from './sequence-search.js';
 import { MINHASH_BINS, MIN_CONFIRMING_SIZE, SKETCH_BINS, isKnownSketch } from '../fingerprint/feature-sketch.js';
 import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
 
@@ -181,17 +182,12 @@ export class IndexPartition {
     return agree ? this.store.idOf(ref) : null;
   }
 
-  /** The ref recorded at `sequence`, or -1 (refs follow sequence order). */
+  /** The ref recorded at `sequence`, or -1. */
   private refOfSequence(sequence: number): number {
     const store = this.store;
-    let lo = store.lowRef;
-    let hi = this.index.nextReference;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (store.sequenceOf(mid) < sequence) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < this.index.nextReference && store.holds(lo) && store.sequenceOf(lo) === sequence ? lo : -1;
+    const end = this.index.nextReference;
+    const ref = firstRefFrom(store, store.lowRef, end, sequence);
+    return ref < end && store.holds(ref) && store.sequenceOf(ref) === sequence ? ref : -1;
   }
 
   /** closestRecorded, split where it reads the sketches' bins: those candidates go unsettled. */

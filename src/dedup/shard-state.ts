@@ -24,6 +24,7 @@ import { Decider, addBandCandidates, closestRecorded, createSketchCheck, loadSke
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 import type { PageTier } from './blob-store.js';
+import { firstRefFrom } from './sequence-search.js';
 
 export interface ShardCandidate {
   /** Local ref of the candidate in this shard. */
@@ -135,17 +136,9 @@ export class ShardState {
     return removed;
   }
 
-  /** The first ref recorded at or after global sequence `sequence` (refs follow sequence order). */
+  /** The first ref recorded at or after global sequence `sequence`. */
   private firstRefFrom(sequence: number): number {
-    const store = this.store;
-    let lo = store.lowRef;
-    let hi = this.index.nextReference;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (store.sequenceOf(mid) < sequence) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return firstRefFrom(this.store, this.store.lowRef, this.index.nextReference, sequence);
   }
 
   /**

@@ -10,6 +10,21 @@ import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
 import { kafkaLogCreator, type Logger } from '../logger.js';
 
+/**
+ * The retry policy of every idempotent producer: the transactional verdict
+ * producers, the sharded log appender and the demo crawler. A send is retried
+ * until it succeeds or fails for good (a non-retriable error, such as a
+ * fenced epoch or a record too large). The broker drops a retried batch it
+ * already has by its sequence number, so retries neither double nor reorder
+ * records. With a retry count below this, kafkajs warns "Limiting retries for
+ * the idempotent producer may invalidate EoS guarantees" at every start.
+ * Nothing waits forever on a broker that answers: a transaction open longer
+ * than its timeout is aborted by the coordinator, and the next send fails as
+ * fenced. While the broker does not answer, /readyz is 503. The pauses stay
+ * those of the client (20 ms doubling to 5 s).
+ */
+export const IDEMPOTENT_PRODUCER_RETRY = Object.freeze({ retries: Number.MAX_SAFE_INTEGER });
+
 /** Unique per instance, so a group member can be recognised as this instance's predecessor. */
 export function kafkaClientId(config: DedupConfig): string {
   return `${config.clientId}-${config.instanceId}`;

@@ -1,7 +1,8 @@
 /**
  * The HTTP edge for operators: /metrics (Prometheus text format), /healthz
- * (the process is alive and its event loop turns), /readyz (the index is
- * loaded and the consumer has joined its group). Nothing else is served.
+ * (the process is alive and its event loop turns), /readyz (the pipeline
+ * decides pages: src/consumers/consumer-health.ts says when). Nothing else
+ * is served.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,7 +34,7 @@ export async function startMetricsServer(options: { host: string; port: number; 
     }
     if (path === '/readyz') {
       const ok = ready();
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(ok ? '{"status":"ready"}\n' : '{"status":"starting"}\n');
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(ok ? '{"status":"ready"}\n' : '{"status":"not ready"}\n');
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');

@@ -17,6 +17,8 @@ export interface MetricsState {
   indexTables(): number;
   planCandidatesPerProbe(): number;
   ready(): boolean;
+  /** The schema registry answered its last call, or none is configured. */
+  registryAvailable?(): boolean;
   /** Held shard → fingerprints (sharded mode only). */
   shardSizes?(): Iterable<[number, number]>;
 }
@@ -235,9 +237,17 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
+    registryAvailable: new Gauge({
+      name: 'dedup_registry_available',
+      help: '1 when the schema registry answered its last call (or none is configured); 0 while it does not, at start-up too, where the instance waits and retries unready.',
+      registers,
+      collect() {
+        this.set(state.registryAvailable?.() === false ? 0 : 1);
+      },
+    }),
     ready: new Gauge({
       name: 'dedup_ready',
-      help: '1 when the index is loaded and the consumer is in its group and consuming.',
+      help: '1 when /readyz answers 200: the index is loaded (or every assigned shard restored), the consumer is in its group, and verdicts commit while records wait.',
       registers,
       collect() {
         this.set(state.ready() ? 1 : 0);
@@ -275,6 +285,7 @@ export const METRIC_NAMES: readonly string[] = Object.freeze([
   'dedup_index_tables',
   'dedup_plan_candidates_per_probe',
   'dedup_ready',
+  'dedup_registry_available',
   'dedup_snapshot_failures_total',
   'dedup_shards_held',
   'dedup_standby_shards_held',

@@ -5,7 +5,7 @@
  */
 import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
-import { createKafka, ensureTopics } from '../kafka/client.js';
+import { createKafka, ensureTopics, IDEMPOTENT_PRODUCER_RETRY } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
 import { createRecordCodecFromConfig } from '../wire/record-codec.js';
 import { demoPages } from './demo-pages.js';
@@ -37,6 +37,45 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** Whether a failed send is refused for good (a record too large, no rights): resending cannot help. */
+function refusedForGood(error: unknown): boolean {
+  for (let e: unknown = error; e; e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError) {
+    if ((e as { name?: string }).name === 'KafkaJSProtocolError' && (e as { retriable?: boolean }).retriable === false) return true;
+  }
+  return false;
+}
+
+/** Pause before resending a batch after its `failures`-th failure in a row: 0.5 s, doubling, up to 10 s. */
+export function resendDelayMs(failures: number): number {
+  return Math.min(10_000, 500 * 2 ** Math.min(Math.max(0, failures - 1), 20));
+}
+
+/**
+ * Sends one batch, and sends it again after a pause while the broker is
+ * unreachable (a restart, a network cut), so a feed outlives a broker
+ * restart and loses nothing it had not published. A batch whose first send
+ * reached the broker before the failure is then written twice: the feed is
+ * at-least-once across such a failure, and the pipeline gives an id it sees
+ * again its first verdict. Gives up after `giveUpAfterMs` of failures in a row.
+ */
+async function sendWithRetry(send: () => Promise<unknown>, reconnect: () => Promise<void>, logger: Logger, giveUpAfterMs: number, signal: AbortSignal | undefined): Promise<void> {
+  let firstFailure = 0;
+  for (let failures = 1; ; failures++) {
+    try {
+      await send();
+      if (failures > 1) logger.info('publishing again after a broker outage', { attempts: failures });
+      return;
+    } catch (error) {
+      firstFailure ||= Date.now();
+      if (refusedForGood(error) || signal?.aborted || Date.now() - firstFailure >= giveUpAfterMs) throw error;
+      const delayMs = resendDelayMs(failures);
+      logger.warn('publishing failed; sending the same batch again', { attempt: failures, retryInSeconds: delayMs / 1000, error });
+      await pause(delayMs, signal);
+      await reconnect().catch(() => undefined);
+    }
+  }
+}
+
 export async function publishDemoPages(
   config: DedupConfig,
   logger: Logger,
@@ -47,13 +86,15 @@ export async function publishDemoPages(
     bad: boolean;
     /** Stops publishing after the batch in flight; the producer then disconnects cleanly. */
     signal?: AbortSignal;
+    /** How long a batch is sent again while the broker is unreachable before the feed gives up (default 5 minutes). */
+    giveUpAfterMs?: number;
   },
 ): Promise<number> {
   const { signal } = options;
   const kafka = createKafka(config, logger);
   if (config.createTopics) await ensureTopics(kafka, config, logger);
   const codec = await createRecordCodecFromConfig(config);
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  const producer = kafka.producer({ idempotent: true, retry: IDEMPOTENT_PRODUCER_RETRY, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   await producer.connect();
   let sent = 0;
   try {
@@ -77,7 +118,7 @@ export async function publishDemoPages(
         messages.push({ key: page.id, value: await codec.encodePage({ id: page.id, url: page.url, fetchedAt: page.fetchedAt, html: page.html, text: null }) });
         pagesSent++;
       }
-      await producer.send({ topic: config.pagesTopic, acks: -1, messages });
+      await sendWithRetry(() => producer.send({ topic: config.pagesTopic, acks: -1, messages }), () => producer.connect(), logger, options.giveUpAfterMs ?? 300_000, signal);
       sent += messages.length;
       if (options.ratePerSecond > 0) {
         const due = started + (pagesSent / options.ratePerSecond) * 1000;
@@ -86,9 +127,9 @@ export async function publishDemoPages(
       }
     }
   } catch (error) {
-    throw new DedupError('KAFKA', `publishing demo pages failed: ${(error as Error).message}`, { cause: error, retriable: true });
+    throw new DedupError('KAFKA', `publishing demo pages failed after ${sent} records: ${(error as Error).message}`, { cause: error, retriable: true });
   } finally {
-    await producer.disconnect();
+    await producer.disconnect().catch(() => undefined);
   }
   return sent;
 }

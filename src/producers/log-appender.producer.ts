@@ -17,6 +17,7 @@
  */
 import type { Kafka, Producer } from 'kafkajs';
 import { DedupError } from '../errors.js';
+import { IDEMPOTENT_PRODUCER_RETRY } from '../kafka/client.js';
 
 export interface LogRecord {
   readonly topic: string;
@@ -43,7 +44,7 @@ export interface LogAppender {
 }
 
 export function createLogAppender(kafka: Kafka): LogAppender {
-  const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  const producer: Producer = kafka.producer({ idempotent: true, retry: IDEMPOTENT_PRODUCER_RETRY, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   const queue: Queued[] = [];
   let sending = false;
 

@@ -11,6 +11,7 @@
  */
 import type { Kafka, Producer } from 'kafkajs';
 import { DedupError } from '../errors.js';
+import { IDEMPOTENT_PRODUCER_RETRY } from '../kafka/client.js';
 import { RECORD_OVERHEAD_BYTES, type OutputMessage } from '../consumers/page-batch-processor.js';
 
 export interface CommittedOffsets {
@@ -90,6 +91,7 @@ export function createVerdictProducer(kafka: Kafka, transactionalId: string, max
   const producer: Producer = kafka.producer({
     transactionalId,
     idempotent: true,
+    retry: IDEMPOTENT_PRODUCER_RETRY,
     maxInFlightRequests: 1,
     transactionTimeout: 60_000,
     allowAutoTopicCreation: false,

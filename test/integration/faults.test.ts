@@ -2,8 +2,6 @@
  * Faults on the real broker that must never turn into a hang, a crash loop or
  * silent data loss:
  *   - a start-up failure exits (it does not hang with /healthz answering 200);
- *   - readiness follows the consumer: 503 while the broker is unreachable,
- *     200 again once it is back;
  *   - an interval snapshot that cannot be written does not stop consumption;
  *   - a transaction that fails is fatal: no later chunk commits on top of
  *     decisions downstream never saw (3 input partitions);
@@ -101,29 +99,6 @@ test('a start-up failure exits non-zero instead of hanging', { timeout: 180_000 
   assert.equal(outcome, 1, p.logs().slice(-2000));
   assert.match(p.logs(), /KAFKA/);
   assert.equal(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 'refused'), 'refused', 'nothing left listening');
-});
-
-test('readiness follows the consumer: 503 while the broker is unreachable, 200 once it is back', { timeout: 300_000 }, async () => {
-  const s = await setUp('ready');
-  const kafkaPid = Number(readFileSync(join(process.env.INFRA_STATE_DIR!, 'kafka.pid'), 'utf8'));
-  let stopped = false;
-  try {
-    const p = await s.start();
-    await p.waitReady();
-    process.kill(kafkaPid, 'SIGSTOP');
-    stopped = true;
-    await waitFor('/readyz to answer 503 while the broker is stopped', async () => ((await fetch(`${p.metricsUrl}/readyz`)).status === 503 ? true : undefined), 90_000, 500);
-    const m = await scrapeMetrics(`${p.metricsUrl}/metrics`);
-    assert.equal(metricSum(m, 'dedup_ready'), 0);
-    process.kill(kafkaPid, 'SIGCONT');
-    stopped = false;
-    await p.waitReady(150_000);
-    await s.send(jsonPages(100, 5));
-    await readCommitted(s.infra, outputsOf(s.topics), (r) => r.length >= 100, { timeoutMs: 120_000, settleMs: 500 });
-  } finally {
-    if (stopped) process.kill(kafkaPid, 'SIGCONT');
-    await s.tearDown();
-  }
 });
 
 test('an interval snapshot that cannot be written does not stop consumption', { timeout: 300_000 }, async () => {
