@@ -23,7 +23,8 @@ import { CONFIG_OPTIONS, loadConfig, type OptionSpec } from '../src/config.js';
 import { secondStageBytesPerPage } from '../src/dedup/create-decider.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { bytesPerFingerprint } from '../src/index/planner.js';
-import { pageStoreBytesPerPage } from '../src/dedup/page-store.js';
+import { pageStoreBytesPerPage, pageStoreTierBytesPerPage } from '../src/dedup/page-store.js';
+import { SKETCH_BINS } from '../src/fingerprint/feature-sketch.js';
 import { createMetrics, type MetricsState } from '../src/metrics/metrics.js';
 
 // ---- sizing -------------------------------------------------------------------------------
@@ -41,8 +42,10 @@ const DEFAULTS = loadConfig({});
 export const SIZING = Object.freeze({
   /** Tables the manifests are sized for (the paper's 5 blocks, choose 2, for k = 3). */
   designTables: 10,
-  /** Page-id store per page decided: hash slot, id bytes, verdict (src/dedup/page-store.ts). */
+  /** Page store RAM per page: id hash, sequence, fetch time, flags, id-table slot (src/dedup/page-store.ts). */
   pageStoreBytesPerPage: pageStoreBytesPerPage(),
+  /** Page store tier on the state volume per page: record, sketch and id bytes (ids of about 40 bytes). */
+  tierBytesPerPage: pageStoreTierBytesPerPage(SKETCH_BINS, 40),
   /**
    * The second stage at the default config: the feature sketch and its bands (src/dedup/create-decider.ts).
    * DEDUP_SECOND_STAGE_BANDS=0 turns it off and takes this out of the formula.
@@ -72,7 +75,8 @@ export interface PodSizing {
 /**
  *   budget  = N x (bytesPerFingerprint(t, N) + pageStoreBytesPerPage + secondStageBytesPerPage)
  *   memory  = ceil_64MiB(budget x (1 + indexHeadroom) + runtimeBytes)
- *   volume  = ceil_GiB(2 x budget + 1 GiB)
+ *   volume  = ceil_GiB(2 x budget + 3 x N x tierBytesPerPage + 1 GiB)
+ * (the tier file, and its copy in the old and the new snapshot while one is written).
  */
 export function podSizing(expectedFingerprints: number, tables: number = SIZING.designTables): PodSizing {
   const perFingerprint = bytesPerFingerprint(tables, expectedFingerprints);
@@ -85,7 +89,7 @@ export function podSizing(expectedFingerprints: number, tables: number = SIZING.
     indexBytesPerFingerprint: perFingerprint,
     memoryBudgetBytes: budget,
     podMemoryMiB: memoryMiB,
-    stateVolumeGiB: Math.ceil((2 * budget + GiB) / GiB),
+    stateVolumeGiB: Math.ceil((2 * budget + 3 * expectedFingerprints * SIZING.tierBytesPerPage + GiB) / GiB),
   });
 }
 
@@ -153,12 +157,35 @@ function thousands(n: number): string {
   return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
+interface MemoryRun {
+  pagesHeld: number;
+  tier: string;
+  plan: string;
+  fill?: string;
+  ramBytesPerPage: number;
+  peakRamBytesPerPage: number;
+  cpuMicrosPerDecision?: number;
+  diskBytesPerPage: number;
+  microsPerDecision: number;
+  breakdownBytesPerPage: { tables: number; fingerprints: number; pageStore: number; bands: number };
+}
+
+/** The file-tier runs of bench/results/memory.json, if it is there. */
+function measuredMemory(): MemoryRun[] {
+  const path = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results', 'memory.json');
+  try {
+    return (JSON.parse(readFileSync(path, 'utf8')) as { runs: MemoryRun[] }).runs.filter((r) => r.tier === 'file');
+  } catch {
+    return [];
+  }
+}
+
 export function renderSizingTable(): string {
   const lines = [
     `Budget per fingerprint = index bytes (${SIZING.designTables} tables, from \`bytesPerFingerprint\` in src/index/planner.ts) + ${SIZING.pageStoreBytesPerPage} B of page store + ` +
-      `${SIZING.secondStageBytesPerPage} B for the second stage (the 64-byte feature sketch and ${DEFAULTS.secondStageBands} sketch bands; 0 with DEDUP_SECOND_STAGE_BANDS=0); ` +
+      `${SIZING.secondStageBytesPerPage} B for the second stage (its ${DEFAULTS.secondStageBands} sketch bands; 0 with DEDUP_SECOND_STAGE_BANDS=0; the 64-byte sketch is on disk); ` +
       `pod memory = budget x ${1 + SIZING.indexHeadroom} + ${SIZING.runtimeBytes / MiB} MiB, rounded up to ${SIZING.memoryStepBytes / MiB} MiB; ` +
-      'state volume = 2 x budget + 1 GiB, rounded up to GiB.',
+      `state volume = 2 x budget + 3 x ${SIZING.tierBytesPerPage} B per page of page-store tier (the tier file and its copy in two snapshots) + 1 GiB, rounded up to GiB.`,
     '',
     '| DEDUP_EXPECTED_FINGERPRINTS | Index B/fingerprint | DEDUP_MEMORY_BUDGET_BYTES | Pod memory (request = limit) | State volume |',
     '|---:|---:|---:|---:|---:|',
@@ -166,6 +193,20 @@ export function renderSizingTable(): string {
   for (const n of [1_000_000, 10_000_000, 50_000_000, 100_000_000]) {
     const s = podSizing(n);
     lines.push(`| ${thousands(n)} | ${s.indexBytesPerFingerprint.toFixed(1)} | ${thousands(s.memoryBudgetBytes)} | ${s.podMemoryMiB} Mi | ${s.stateVolumeGiB} Gi |`);
+  }
+  const measured = measuredMemory();
+  if (measured.length > 0) {
+    lines.push(
+      '',
+      'Measured (`MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc dist/bench/dedup/memory.js N file decide|restore`, bench/results/memory.json: one process holds N generated pages, the planner\'s plan, the second stage on at its defaults, the tier in a file; RAM = RSS growth over the empty process after a full collection; "restore" fills through the changelog replay path; times on a 2-core machine shared with other work):',
+      '',
+      '| Pages held | Filled by | Plan | RAM B/page (RSS) | peak RSS B/page | arrays: tables + fingerprints | page store | sketch bands | Disk B/page | µs/decision (wall) | CPU µs/decision |',
+      '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const r of measured) {
+      const b = r.breakdownBytesPerPage;
+      lines.push(`| ${thousands(r.pagesHeld)} | ${r.fill ?? 'decide'} | ${r.plan} | ${r.ramBytesPerPage} | ${r.peakRamBytesPerPage} | ${(b.tables + b.fingerprints).toFixed(1)} | ${b.pageStore} | ${b.bands} | ${r.diskBytesPerPage} | ${r.microsPerDecision} | ${r.cpuMicrosPerDecision ?? '-'} |`);
+    }
   }
   return lines.join('\n');
 }

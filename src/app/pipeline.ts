@@ -44,6 +44,13 @@ import type { ShardState } from '../dedup/shard-state.js';
 import { createKafka, ensureTopics, topicRecordLimits } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
+import { filePageTier } from '../storage/file-blob-store.js';
+import { join as joinPath } from 'node:path';
+
+/** The page store's disk tier: scratch files under the state directory (src/storage/file-blob-store.ts). */
+function pageTierIn(dir: string): ReturnType<typeof filePageTier> {
+  return filePageTier(joinPath(dir, 'page-tier'));
+}
 
 export interface Pipeline {
   readonly metricsPort: number;
@@ -186,7 +193,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   await answers.start();
   closers.push('answers tail', () => answers.stop());
   const cluster = await clusterId(kafka);
-  holder = createShardHolder({ kafka, clusterId: cluster, fingerprintVersion: version, snapshots: { read: readSnapshot, write: writeSnapshot }, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
+  holder = createShardHolder({ kafka, clusterId: cluster, fingerprintVersion: version, snapshots: { read: (dir, tier) => readSnapshot(dir, tier ? { pageTier: tier } : {}), write: writeSnapshot, tier: pageTierIn }, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
   await holder.start();
   closers.push('shard holder', () => holder!.stop());
   const processor = createPageBatchProcessor({
@@ -238,7 +245,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   let snapshotOffsets: Record<string, string> = {};
   let loaded = null;
   try {
-    loaded = await readSnapshot(config.stateDir);
+    loaded = await readSnapshot(config.stateDir, { pageTier: () => pageTierIn(config.stateDir) });
   } catch (error) {
     metrics.errors.inc({ code: errorCode(error) });
     logger.error('snapshot unreadable; rebuilding the index from the whole changelog', { error });
@@ -262,7 +269,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
       loaded = null;
     }
   }
-  const candidate = createDecider(config, plan, loaded ? { index: loaded.index, store: loaded.store } : undefined);
+  const candidate = createDecider(config, plan, loaded ? { index: loaded.index, store: loaded.store } : undefined, loaded ? undefined : pageTierIn(config.stateDir));
   if (loaded) {
     snapshotOffsets = loaded.header.offsets;
     metrics.snapshotAge.set(Date.parse(loaded.header.createdAt) / 1000 || 0);

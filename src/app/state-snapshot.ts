@@ -27,6 +27,7 @@ import * as zlib from 'node:zlib';
 import { DedupError } from '../errors.js';
 import { FingerprintIndex, STREAM_CHUNK_BYTES, validatePlan, type ByteSource, type TablePlan } from '../index/index.js';
 import { PageStore } from '../dedup/page-store.js';
+import type { PageTier } from '../dedup/blob-store.js';
 
 const MAGIC = 0x4e534444; // 'DDSN'
 const VERSION = 2;
@@ -59,6 +60,8 @@ export interface LoadedSnapshot {
 export interface SnapshotStreamOptions {
   /** Largest piece written or read at once. */
   chunkBytes?: number;
+  /** Makes the (empty) tier the page store loads its records, ids and sketches into; in memory if absent. */
+  pageTier?: () => PageTier;
 }
 
 /** CRC-32 (IEEE), as zlib computes it; a table version where zlib lacks it (Node < 20.15). */
@@ -208,8 +211,8 @@ async function syncDirectory(dir: string): Promise<void> {
 }
 
 /** Returns null when there is no snapshot; throws SNAPSHOT_INVALID when there is a bad one. */
-export async function readSnapshot(dir: string): Promise<LoadedSnapshot | null> {
-  return readSnapshotFile(join(dir, SNAPSHOT_FILE));
+export async function readSnapshot(dir: string, options: SnapshotStreamOptions = {}): Promise<LoadedSnapshot | null> {
+  return readSnapshotFile(join(dir, SNAPSHOT_FILE), options);
 }
 
 /**
@@ -227,7 +230,7 @@ export async function readSnapshotFile(path: string, options: SnapshotStreamOpti
     throw invalid(`cannot read ${path}: ${(error as Error).message}`, error);
   }
   try {
-    return readOpened(fd, chunkBytes);
+    return readOpened(fd, chunkBytes, options.pageTier);
   } catch (error) {
     if (error instanceof DedupError && error.code === 'SNAPSHOT_INVALID') throw error;
     throw invalid(`cannot read ${path}: ${(error as Error).message}`, error);
@@ -236,7 +239,7 @@ export async function readSnapshotFile(path: string, options: SnapshotStreamOpti
   }
 }
 
-function readOpened(fd: number, chunkBytes: number): LoadedSnapshot {
+function readOpened(fd: number, chunkBytes: number, pageTier?: () => PageTier): LoadedSnapshot {
   const size = fstatSync(fd).size;
   const file = new FileSource(fd, 0, size, chunkBytes);
   if (size < PREFIX_BYTES) throw invalid('file is too short');
@@ -261,7 +264,7 @@ function readOpened(fd: number, chunkBytes: number): LoadedSnapshot {
   const storeAt = indexAt + header.indexBytes + 4;
   if (storeAt + header.storeBytes + 4 !== size) throw invalid(`file is ${size} bytes, its header says ${storeAt + header.storeBytes + 4}`);
   const index = readPart(fd, indexAt, header.indexBytes, chunkBytes, 'index', (source) => FingerprintIndex.readFrom(source));
-  const store = readPart(fd, storeAt, header.storeBytes, chunkBytes, 'page store', (source) => PageStore.readFrom(source));
+  const store = readPart(fd, storeAt, header.storeBytes, chunkBytes, 'page store', (source) => PageStore.readFrom(source, pageTier?.()));
   if (planKey(index.plan) !== planKey(header.plan)) throw invalid('the index part holds another table plan than the header');
   return { header, index, store };
 }

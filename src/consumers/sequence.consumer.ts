@@ -28,6 +28,7 @@ import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.j
 import { sketchFromWire, sketchToWire } from '../wire/sketch-wire.js';
 import { FINGERPRINT_VERSION_HEADER, endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
 import { join } from 'node:path';
+import type { PageTier } from '../dedup/blob-store.js';
 import { samePlan, secondStageFromConfig } from '../dedup/create-decider.js';
 
 export interface ShardHolderOptions {
@@ -59,8 +60,11 @@ export interface ShardSnapshotHeader {
 }
 
 export interface ShardSnapshots {
-  read(dir: string): Promise<{ header: ShardSnapshotHeader; index: FingerprintIndex; store: PageStore } | null>;
+  /** Reads a shard's snapshot; its page store loads into `tier` (made empty; in memory if absent). */
+  read(dir: string, tier?: () => PageTier): Promise<{ header: ShardSnapshotHeader; index: FingerprintIndex; store: PageStore } | null>;
   write(dir: string, header: ShardSnapshotHeader, index: FingerprintIndex, store: PageStore): Promise<number>;
+  /** The page store tier of a shard whose snapshots live in `dir` (in memory if absent). */
+  tier?(dir: string): PageTier;
 }
 
 export interface ShardHolder {
@@ -138,7 +142,8 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   async function loadSnapshot(shard: number): Promise<{ state: ShardState; from: string } | null> {
     let loaded;
     try {
-      loaded = await options.snapshots.read(shardDir(shard));
+      const tier = options.snapshots.tier;
+      loaded = await options.snapshots.read(shardDir(shard), tier ? () => tier(shardDir(shard)) : undefined);
     } catch (error) {
       metrics.errors.inc({ code: errorCode(error) });
       logger.error('shard snapshot unreadable; restoring the shard from its changelog', { shard, error });
@@ -164,7 +169,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   async function restore(shard: number, role: 'owner' | 'standby'): Promise<ShardState> {
     const started = Date.now();
     const snapshot = await loadSnapshot(shard);
-    const state = snapshot?.state ?? new ShardState(shard, plan, config.k, undefined, secondStage);
+    const state = snapshot?.state ?? new ShardState(shard, plan, config.k, undefined, secondStage, options.snapshots.tier?.(shardDir(shard)));
     state.window = config.maxFingerprints;
     // Changelog entries are applied in bulk (radix-sorted runs), not one insert at a time.
     const pending: Parameters<ShardState['restoreBatch']>[0][number][] = [];

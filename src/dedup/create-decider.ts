@@ -10,6 +10,7 @@ import { Decider, type SecondStage } from './decider.js';
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { PageStore, pageStoreBytesPerPage } from './page-store.js';
 import { BAND_BYTES_PER_PAGE } from './sketch-bands.js';
+import type { PageTier } from './blob-store.js';
 
 /**
  * The memory budget covers the index AND the page store (that is what
@@ -32,11 +33,12 @@ export function planFromConfig(config: Pick<DedupConfig, 'k' | 'secondStageRadiu
   });
 }
 
-export function createDecider(config: DedupConfig, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }): Decider {
+/** `tier`: where a new page store keeps its records, ids and sketches (in memory if absent; the service gives a file). */
+export function createDecider(config: DedupConfig, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }, tier?: PageTier): Decider {
   return new Decider({
     index: state?.index ?? FingerprintIndex.create({ plan, initialCapacity: Math.min(config.expectedFingerprints, 1 << 20) }),
     // Grown by doubling, not pre-sized: a snapshot writes the hash table whole.
-    store: state?.store ?? new PageStore(1024, keepsSketches(config) ? SKETCH_BINS : 0),
+    store: state?.store ?? new PageStore(1024, keepsSketches(config) ? SKETCH_BINS : 0, tier),
     k: config.k,
     maxFingerprints: config.maxFingerprints,
     maxAgeSeconds: config.maxAgeSeconds,
@@ -50,12 +52,13 @@ export function keepsSketches(config: Pick<DedupConfig, 'secondStageRadius' | 's
 }
 
 /**
- * Bytes per page the second stage adds, for the planner's budget and the sizing formula
- * (docs/operations.md#sizing): the sketch, and BAND_BYTES_PER_PAGE per band (sketch-bands.ts).
- * The wider radius's extra tables are the planner's to count.
+ * RAM bytes per page the second stage adds, for the planner's budget and the sizing formula
+ * (docs/operations.md#sizing): BAND_BYTES_PER_PAGE per band (sketch-bands.ts). The 64-byte
+ * sketch is in the page store's tier (on disk in the service), not in RAM. The wider radius's
+ * extra tables are the planner's to count.
  */
 export function secondStageBytesPerPage(config: Pick<DedupConfig, 'secondStageRadius' | 'secondStageBands'>): number {
-  return keepsSketches(config) ? SKETCH_BINS + BAND_BYTES_PER_PAGE * config.secondStageBands : 0;
+  return keepsSketches(config) ? BAND_BYTES_PER_PAGE * config.secondStageBands : 0;
 }
 
 /**

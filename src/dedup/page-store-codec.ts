@@ -1,42 +1,226 @@
 /**
- * Page store snapshot, version 4, little-endian:
+ * Page store snapshot, version 5, little-endian:
  *
- *   u32 x 12: magic 'PGST', version, base, refLimit, entries, bytesUsed,
- *             slots, used, nextSequence (low 32 bits, high 21 bits),
- *             sketchBytes (0, or SKETCH_BINS with the second stage), 0
- *   f64 sequence[n]                      n = refLimit - base
- *   u32 table[slots * 3]: per slot the id's hash (hi, lo) and ref + 1 (0 = empty)
- *   u32 entryStart[entries + 1]
- *   u32 ownEntry[n], dupEntry[n], fetchedAt[n]
- *   u8  distance[n], flags[n]
- *   u8  id bytes[bytesUsed]
- *   u8  sketch[n * sketchBytes]
+ *   u32 x 12: magic 'PGST', version, base, refLimit, slots, used,
+ *             nextSequence (low 32 bits, high 21 bits), sketchBytes,
+ *             name bytes (low 32 bits, high 16 bits), 0
+ *   u8  flags[n]                         n = refLimit - base
+ *   f64 sequence[n]
+ *   u32 idHash[2n]                       per ref: hi, lo
+ *   u32 fetchedAt[n]
+ *   u32 table[slots]                     ref + 1 per slot (0 = empty)
+ *   u8  record[n * (RECORD_HEAD + sketchBytes)]   the tier's records of refs base..refLimit,
+ *                                        their name positions relative to the name bytes below
+ *   u8  names[name bytes]                the tier's id bytes from the first record's on
  *
- * Version 3 (no sketches; word 10 is 0) is still read.
+ * The RAM columns and the live part of the tier, as they are: a load copies
+ * them in order, with nothing to rebuild but the relocation of name positions.
+ * Versions 3 and 4 (the layout that kept ids and sketches in RAM) are still
+ * read (decodeLegacyPageStore) and converted.
  *
  * Encoded in bounded chunks, decoded by exact pulls from a ByteSource after
  * the sizes are checked against the bytes left; every structural invariant a
- * lookup relies on (an empty slot exists, refs and entries in range, entry
- * offsets ascending) is checked, so a bad part is SNAPSHOT_INVALID, never a
- * hang or a wrong id. (The snapshot file adds a CRC-32 per part.)
+ * lookup relies on (an empty slot exists, refs in range, name ranges inside
+ * the name bytes) is checked, so a bad part is SNAPSHOT_INVALID, never a hang
+ * or a wrong id. (The snapshot file adds a CRC-32 per part.)
  */
 import { DedupError } from '../errors.js';
 import { readSliced, type ByteSource } from '../index/index.js';
 
 const MAGIC = 0x50475354; // 'PGST'
-const VERSION = 4;
+export const PAGE_STORE_VERSION = 5;
+const VERSION_WITH_SKETCHES = 4;
 const VERSION_WITHOUT_SKETCHES = 3;
 const MAX_SKETCH_BYTES = 256;
 const HEAD_WORDS = 12;
 const NO_ENTRY = 0xffffffff;
 const MAX_SLOTS = 2 ** 30;
+/** Refs per slice when a part streams. */
+const SLICE = 1 << 14;
 
-export interface PageStoreArrays {
+/** Bytes of a tier record before the sketch: own name (u48 position, u32 length), distance, dup flag, dup name. */
+export const RECORD_HEAD = 24;
+/** Flag bit of a held ref in the flags column (the page's own flags use the bits below it). */
+export const HELD = 0x80;
+
+export function invalid(message: string): DedupError {
+  return new DedupError('SNAPSHOT_INVALID', `page store: ${message}`);
+}
+
+/** What the encoder reads from a page store. */
+export interface PageStoreSource {
   base: number;
   refLimit: number;
   nextSeq: number;
   tableUsed: number;
   table: Uint32Array;
+  sketchBytes: number;
+  namesStart: number;
+  namesEnd: number;
+  flags(from: number, to: number, out: Uint8Array): void;
+  sequences(from: number, to: number, out: Float64Array): void;
+  hashes(from: number, to: number, out: Uint32Array): void;
+  fetchedAt(from: number, to: number, out: Uint32Array): void;
+  /** Records of refs [from, to), name positions relative to namesStart. */
+  records(from: number, to: number, out: Uint8Array): void;
+  names(position: number, out: Uint8Array): void;
+}
+
+/** What the decoder fills, part by part, in order. */
+export interface PageStoreSink {
+  begin(head: PageStoreHead): void;
+  flags(from: number, part: Uint8Array): void;
+  sequences(from: number, part: Float64Array): void;
+  hashes(from: number, part: Uint32Array): void;
+  fetchedAt(from: number, part: Uint32Array): void;
+  table(table: Uint32Array): void;
+  /** Records of refs from.., name positions relative to the snapshot's name bytes. */
+  records(from: number, part: Uint8Array): void;
+  names(part: Uint8Array): void;
+}
+
+export interface PageStoreHead {
+  base: number;
+  refLimit: number;
+  slots: number;
+  used: number;
+  nextSeq: number;
+  sketchBytes: number;
+  nameBytes: number;
+}
+
+function bodyBytes(n: number, slots: number, sketchBytes: number, nameBytes: number): number {
+  return n * (1 + 8 + 8 + 4 + RECORD_HEAD + sketchBytes) + slots * 4 + nameBytes;
+}
+
+export function pageStoreSnapshotBytes(a: PageStoreSource): number {
+  return HEAD_WORDS * 4 + bodyBytes(a.refLimit - a.base, a.table.length, a.sketchBytes, a.namesEnd - a.namesStart);
+}
+
+function view(a: Uint32Array | Float64Array | Uint8Array): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+export function* encodePageStore(a: PageStoreSource, chunkBytes: number): Generator<Uint8Array> {
+  const head = new Uint32Array(HEAD_WORDS);
+  const nameBytes = a.namesEnd - a.namesStart;
+  head.set([MAGIC, PAGE_STORE_VERSION, a.base, a.refLimit, a.table.length, a.tableUsed, a.nextSeq % 2 ** 32, Math.floor(a.nextSeq / 2 ** 32), a.sketchBytes, nameBytes % 2 ** 32, Math.floor(nameBytes / 2 ** 32), 0]);
+  yield view(head).slice();
+  const recordBytes = RECORD_HEAD + a.sketchBytes;
+  const refsPer = (bytesPerRef: number): number => Math.max(1, Math.min(SLICE * 16, Math.floor(chunkBytes / bytesPerRef)));
+  function* column<T extends Uint8Array | Float64Array | Uint32Array>(make: (n: number) => T, fill: (from: number, to: number, out: T) => void, bytesPerRef: number): Generator<Uint8Array> {
+    const step = refsPer(bytesPerRef);
+    for (let from = a.base; from < a.refLimit; from += step) {
+      const to = Math.min(a.refLimit, from + step);
+      const out = make(to - from);
+      fill(from, to, out);
+      yield view(out);
+    }
+  }
+  yield* column((n) => new Uint8Array(n), a.flags, 1);
+  yield* column((n) => new Float64Array(n), a.sequences, 8);
+  yield* column((n) => new Uint32Array(n * 2), a.hashes, 8);
+  yield* column((n) => new Uint32Array(n), a.fetchedAt, 4);
+  const table = view(a.table);
+  const step = Math.max(8, chunkBytes - (chunkBytes % 8));
+  for (let at = 0; at < table.byteLength; at += step) yield table.slice(at, Math.min(table.byteLength, at + step));
+  yield* column((n) => new Uint8Array(n * recordBytes), a.records, recordBytes);
+  for (let at = 0; at < nameBytes; at += step) {
+    const out = new Uint8Array(Math.min(step, nameBytes - at));
+    a.names(a.namesStart + at, out);
+    yield out;
+  }
+}
+
+/** Reads the head; version 5 is decoded into `sink`, older versions return their head words for decodeLegacyPageStore. */
+export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32Array | null {
+  if (source.remaining < HEAD_WORDS * 4) throw invalid('truncated snapshot');
+  const head = new Uint32Array(HEAD_WORDS);
+  source.readInto(view(head));
+  const [magic, version, base, refLimit, slots, used, seqLo, seqHi, sketchBytes, namesLo, namesHi] = head as unknown as number[];
+  if (magic !== MAGIC) throw invalid('bad magic number');
+  if (version === VERSION_WITH_SKETCHES || version === VERSION_WITHOUT_SKETCHES) return head;
+  if (version !== PAGE_STORE_VERSION) throw invalid(`unknown version ${version}`);
+  if (sketchBytes! > MAX_SKETCH_BYTES) throw invalid(`bad sketch size ${sketchBytes}`);
+  if (base! > refLimit! || refLimit! >= NO_ENTRY) throw invalid(`bad ref range ${base}..${refLimit}`);
+  if (slots! < 16 || slots! > MAX_SLOTS || (slots! & (slots! - 1)) !== 0) throw invalid('bad table size');
+  if (used! >= slots! || head[11] !== 0 || seqHi! >= 2 ** 21 || namesHi! >= 2 ** 16) throw invalid('bad counts');
+  const n = refLimit! - base!;
+  const nameBytes = namesHi! * 2 ** 32 + namesLo!;
+  const expected = bodyBytes(n, slots!, sketchBytes!, nameBytes);
+  if (source.remaining !== expected) throw invalid(source.remaining < expected ? 'truncated snapshot' : 'trailing bytes in snapshot');
+  const h: PageStoreHead = { base: base!, refLimit: refLimit!, slots: slots!, used: used!, nextSeq: seqHi! * 2 ** 32 + seqLo!, sketchBytes: sketchBytes!, nameBytes };
+  sink.begin(h);
+  const column = <T extends Uint8Array | Float64Array | Uint32Array>(make: (n: number) => T, put: (from: number, part: T) => void): void => {
+    for (let from = h.base; from < h.refLimit; from += SLICE) {
+      const part = make(Math.min(SLICE, h.refLimit - from));
+      readSliced(source, view(part));
+      put(from, part);
+    }
+  };
+  const flags = new Uint8Array(n);
+  let held = 0;
+  column((m) => new Uint8Array(m), (from, part) => {
+    flags.set(part, from - h.base);
+    for (let i = 0; i < part.length; i++) if ((part[i]! & HELD) !== 0) held++;
+    sink.flags(from, part);
+  });
+  if (held !== h.used) throw invalid(`${held} pages held but ${h.used} ids in the table`);
+  column((m) => new Float64Array(m), (from, part) => {
+    for (let i = 0; i < part.length; i++) {
+      const seq = part[i]!;
+      if ((flags[from - h.base + i]! & HELD) !== 0 && !(Number.isInteger(seq) && seq >= 0 && seq < h.nextSeq)) throw invalid(`ref ${from + i} has a bad sequence number`);
+    }
+    sink.sequences(from, part);
+  });
+  column((m) => new Uint32Array(m * 2), (from, part) => sink.hashes(from, part));
+  column((m) => new Uint32Array(m), (from, part) => sink.fetchedAt(from, part));
+  const table = new Uint32Array(h.slots);
+  readSliced(source, view(table));
+  const seen = new Uint8Array(n);
+  let filled = 0;
+  for (let s = 0; s < table.length; s++) {
+    const r = table[s]!;
+    if (r === 0) continue;
+    filled++;
+    const i = r - 1 - h.base;
+    if (i < 0 || i >= n || (flags[i]! & HELD) === 0 || seen[i] === 1) throw invalid(`id table slot ${s} names a bad ref`);
+    seen[i] = 1;
+  }
+  if (filled !== h.used) throw invalid(`id table holds ${filled} ids, not ${h.used}`);
+  sink.table(table);
+  const recordBytes = RECORD_HEAD + h.sketchBytes;
+  const SLICE_RECORDS = Math.max(1, Math.floor((1 << 20) / recordBytes));
+  for (let from = h.base; from < h.refLimit; from += SLICE_RECORDS) {
+    const m = Math.min(SLICE_RECORDS, h.refLimit - from);
+    const part = new Uint8Array(m * recordBytes);
+    readSliced(source, part);
+    const dv = new DataView(part.buffer);
+    for (let i = 0; i < m; i++) {
+      if ((flags[from - h.base + i]! & HELD) === 0) continue;
+      const o = i * recordBytes;
+      const own = dv.getUint32(o, true) + dv.getUint16(o + 4, true) * 2 ** 32;
+      const dup = dv.getUint32(o + 12, true) + dv.getUint16(o + 16, true) * 2 ** 32;
+      if (own + dv.getUint32(o + 8, true) > nameBytes || part[o + 6]! > 64 || part[o + 7]! > 1 || (part[o + 7] === 1 && dup + dv.getUint32(o + 20, true) > nameBytes)) {
+        throw invalid(`ref ${from + i} has a bad record`);
+      }
+    }
+    sink.records(from, part);
+  }
+  const step = 1 << 20;
+  for (let at = 0; at < nameBytes; at += step) {
+    const part = new Uint8Array(Math.min(step, nameBytes - at));
+    readSliced(source, part);
+    sink.names(part);
+  }
+  return null;
+}
+
+/** A version 3 or 4 snapshot (ids and sketches in RAM), as its arrays. */
+export interface LegacyPageStore {
+  base: number;
+  refLimit: number;
+  nextSeq: number;
   entryStart: Uint32Array;
   bytes: Uint8Array;
   sequences: Float64Array;
@@ -49,58 +233,27 @@ export interface PageStoreArrays {
   sketches: Uint8Array;
 }
 
-function invalid(message: string): DedupError {
-  return new DedupError('SNAPSHOT_INVALID', `page store: ${message}`);
-}
-
-function bodyBytes(n: number, slots: number, entries: number, bytesUsed: number, sketchBytes: number): number {
-  return n * 8 + slots * 12 + (entries + 1) * 4 + n * 14 + bytesUsed + n * sketchBytes;
-}
-
-export function pageStoreSnapshotBytes(a: PageStoreArrays): number {
-  return HEAD_WORDS * 4 + bodyBytes(a.refLimit - a.base, a.table.length / 3, a.entryStart.length - 1, a.bytes.length, a.sketchBytes);
-}
-
-function view(a: Uint32Array | Float64Array | Uint8Array): Uint8Array {
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-}
-
-export function* encodePageStore(a: PageStoreArrays, chunkBytes: number): Generator<Uint8Array> {
-  const head = new Uint32Array(HEAD_WORDS);
-  head.set([MAGIC, VERSION, a.base, a.refLimit, a.entryStart.length - 1, a.bytes.length, a.table.length / 3, a.tableUsed, a.nextSeq % 2 ** 32, Math.floor(a.nextSeq / 2 ** 32), a.sketchBytes]);
-  yield view(head);
-  const step = Math.max(8, chunkBytes - (chunkBytes % 8));
-  for (const part of [a.sequences, a.table, a.entryStart, a.ownEntry, a.dupEntry, a.fetchedAt, a.distances, a.flags, a.bytes, a.sketches]) {
-    const bytes = view(part);
-    for (let at = 0; at < bytes.byteLength; at += step) yield bytes.subarray(at, Math.min(bytes.byteLength, at + step));
-  }
-}
-
-export function decodePageStore(source: ByteSource): PageStoreArrays {
-  if (source.remaining < HEAD_WORDS * 4) throw invalid('truncated snapshot');
-  const head = new Uint32Array(HEAD_WORDS);
-  source.readInto(view(head));
-  const [magic, version, base, refLimit, entries, bytesUsed, slots, used, seqLo, seqHi, sketchBytes] = head as unknown as number[];
-  if (magic !== MAGIC) throw invalid('bad magic number');
-  if (version !== VERSION && version !== VERSION_WITHOUT_SKETCHES) throw invalid(`unknown version ${version}`);
-  if (sketchBytes! > (version === VERSION ? MAX_SKETCH_BYTES : 0)) throw invalid(`bad sketch size ${sketchBytes}`);
+/** The body of a version 3 or 4 snapshot after its head (decodePageStore's return). */
+export function decodeLegacyPageStore(source: ByteSource, head: Uint32Array): LegacyPageStore {
+  const [, version, base, refLimit, entries, bytesUsed, slots, used, seqLo, seqHi, sketchBytes] = head as unknown as number[];
+  if (sketchBytes! > (version === VERSION_WITH_SKETCHES ? MAX_SKETCH_BYTES : 0)) throw invalid(`bad sketch size ${sketchBytes}`);
   if (base! > refLimit! || refLimit! >= NO_ENTRY) throw invalid(`bad ref range ${base}..${refLimit}`);
   if (slots! < 16 || slots! > MAX_SLOTS || (slots! & (slots! - 1)) !== 0) throw invalid('bad table size');
   if (used! >= slots! || head[11] !== 0 || seqHi! >= 2 ** 21) throw invalid('bad counts');
   const n = refLimit! - base!;
-  const expected = bodyBytes(n, slots!, entries!, bytesUsed!, sketchBytes!);
+  const expected = n * 8 + slots! * 12 + (entries! + 1) * 4 + n * 14 + bytesUsed! + n * sketchBytes!;
   if (source.remaining !== expected) throw invalid(source.remaining < expected ? 'truncated snapshot' : 'trailing bytes in snapshot');
   const read = <T extends Uint32Array | Float64Array | Uint8Array>(a: T): T => {
     readSliced(source, view(a));
     return a;
   };
-  const a: PageStoreArrays = {
+  const sequences = read(new Float64Array(n));
+  const table = read(new Uint32Array(slots! * 3));
+  const a: LegacyPageStore = {
     base: base!,
     refLimit: refLimit!,
     nextSeq: seqHi! * 2 ** 32 + seqLo!,
-    tableUsed: used!,
-    sequences: read(new Float64Array(n)),
-    table: read(new Uint32Array(slots! * 3)),
+    sequences,
     entryStart: read(new Uint32Array(entries! + 1)),
     ownEntry: read(new Uint32Array(n)),
     dupEntry: read(new Uint32Array(n)),
@@ -111,11 +264,11 @@ export function decodePageStore(source: ByteSource): PageStoreArrays {
     sketchBytes: sketchBytes!,
     sketches: read(new Uint8Array(n * sketchBytes!)),
   };
-  check(a);
+  checkLegacy(a, table, used!);
   return a;
 }
 
-function check(a: PageStoreArrays): void {
+function checkLegacy(a: LegacyPageStore, table: Uint32Array, tableUsed: number): void {
   const n = a.refLimit - a.base;
   const entries = a.entryStart.length - 1;
   if (a.entryStart[0] !== 0 || a.entryStart[entries] !== a.bytes.length) throw invalid('entry offsets do not span the id bytes');
@@ -131,16 +284,16 @@ function check(a: PageStoreArrays): void {
     if (!(Number.isInteger(seq) && seq >= 0 && seq < a.nextSeq)) throw invalid(`ref ${a.base + i} has a bad sequence number`);
     if (a.distances[i]! > 64) throw invalid(`ref ${a.base + i} has a bad distance`);
   }
-  if (held !== a.tableUsed) throw invalid(`${held} pages held but ${a.tableUsed} ids in the table`);
+  if (held !== tableUsed) throw invalid(`${held} pages held but ${tableUsed} ids in the table`);
   const seen = new Uint8Array(n);
   let filled = 0;
-  for (let s = 0; s * 3 < a.table.length; s++) {
-    const r = a.table[s * 3 + 2]!;
+  for (let s = 0; s * 3 < table.length; s++) {
+    const r = table[s * 3 + 2]!;
     if (r === 0) continue;
     filled++;
     const i = r - 1 - a.base;
     if (i < 0 || i >= n || a.ownEntry[i] === NO_ENTRY || seen[i] === 1) throw invalid(`id table slot ${s} names a bad ref`);
     seen[i] = 1;
   }
-  if (filled !== a.tableUsed) throw invalid(`id table holds ${filled} ids, not ${a.tableUsed}`);
+  if (filled !== tableUsed) throw invalid(`id table holds ${filled} ids, not ${tableUsed}`);
 }

@@ -1,14 +1,25 @@
 /**
- * What the decider remembers about the pages whose fingerprints it holds, in
- * typed arrays indexed by the index's dense refs (no object per page):
+ * What the decider remembers about the pages whose fingerprints it holds,
+ * indexed by the index's dense refs (no object per page), in two tiers:
  *
- *   id → ref     open-addressing hash table keyed by a 64-bit hash of the id
- *   ref → id     UTF-8 bytes of the ids in one arena plus entry offsets
- *   ref → verdict  the duplicated page (as a string entry), distance, flags,
- *                  fetch time (seconds) for age eviction, and the decision
- *                  sequence number ("earlier" in the verdict rule: refs follow
- *                  insertion order, which changelog replay across partitions
- *                  does not preserve; the sequence survives replay)
+ *   RAM, per ref, in chunks of 4,096 refs (no doubling copies, no slack past
+ *   the last chunk):
+ *     the id's 64-bit hash (8 bytes), for the id → ref table (4 bytes a slot
+ *     at <= 70% load: the hash lives here, not in the slot);
+ *     the decision sequence number ("earlier" in the verdict rule: refs follow
+ *     insertion order, which changelog replay across partitions does not
+ *     preserve; the sequence survives replay): nothing while the sequences of
+ *     a chunk rise with its refs (single mode), else a 32-bit delta from the
+ *     chunk's base (4 bytes; a map for the rare one that does not fit);
+ *     the fetch time in seconds, for age eviction: a 16-bit delta from the
+ *     chunk's first (2 bytes; a map for a time 9 hours or more away from it);
+ *     flags (1 byte: short page, held).
+ *   The tier (PageTier, blob-store.ts: a local file in the service), per ref
+ *   one fixed-size record at (ref - first ref) x record size: where its id's
+ *   bytes and the duplicated page's id bytes are in the name blob, the
+ *   distance, and the feature sketch of the second stage. It is read only for
+ *   a repeated id, the id a verdict names, and the candidates of the second
+ *   stage (one read per candidate).
  *
  * Why: a page id decided again (a redelivery after a crash, a replay) must get
  * the verdict it got the first time, never "duplicate of itself"; and the
@@ -18,11 +29,12 @@
  * the page here too (forget / forgetBefore), so the store holds what the index
  * holds. The limit that follows: a page id redelivered after its fingerprint
  * was evicted is decided again, as a new page. Forgotten ids leave the hash
- * table at once; their arena bytes and per-ref slots are reclaimed by a
- * compaction once the forgotten outnumber the held (amortised O(1) each). An
- * id still named as the duplicated page of a held page keeps its bytes.
- * Per-ref slots (22 bytes) below the oldest held ref are reclaimed; those
- * above it stay until it goes, as in the index.
+ * table at once; RAM chunks below the oldest held ref are freed by a
+ * compaction once the forgotten outnumber the held, and the tier is told it
+ * may drop the bytes below (the in-memory tier frees them; the file tier's
+ * space comes back when the process restarts from a snapshot). A duplicate's
+ * record keeps a copy of the duplicated page's id, so the verdict can be told
+ * again after that page is evicted.
  *
  * Ids are matched by their 64-bit hash alone. With N ids the chance that two
  * distinct ids collide anywhere is about N²/2^65 (3·10^-6 at 10M ids); a
@@ -31,68 +43,93 @@
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, isKnownSketch, numbersAgreeAt, sketchSize, sketchesAgreeAt } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
-import { IdTable, MIN_SLOTS } from './id-table.js';
-import { encodePageStore, decodePageStore, pageStoreSnapshotBytes, type PageStoreArrays } from './page-store-codec.js';
+import { IdTable, MIN_SLOTS, idHash, type RefHashes } from './id-table.js';
+import { MemoryBlobStore, memoryPageTier, type PageTier } from './blob-store.js';
+import {
+  HELD,
+  RECORD_HEAD,
+  decodeLegacyPageStore,
+  decodePageStore,
+  encodePageStore,
+  invalid,
+  pageStoreSnapshotBytes,
+  type PageStoreHead,
+  type PageStoreSource,
+} from './page-store-codec.js';
 import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from '../index/index.js';
+import type { Hash64 } from './string-hash.js';
 
 export const NO_ENTRY = 0xffffffff;
 
 /**
- * Bytes per page the store holds in steady state, for sizing: about 54 fixed
- * (hash table at <= 70% load, offsets, verdict fields, sequence) plus the id's
- * UTF-8 bytes. Measured 77.6 B/page at 1M pages with 24-byte ids, growth slack
- * included; a snapshot costs about 75 B/page.
+ * RAM bytes per page the store holds in steady state, for sizing: 11 to 15 in
+ * the columns (id hash 8, sequence 0 or 4, fetch time 2, flags 1) and 4 per
+ * id-table slot at 35-70% load (about 7.5). Ids and sketches are in the tier.
  */
-export function pageStoreBytesPerPage(averageIdBytes = 24): number {
-  return 54 + averageIdBytes;
+export function pageStoreBytesPerPage(): number {
+  return 23;
 }
+
+/** Tier bytes per page, for sizing the local disk: the record and the id's bytes (a duplicate's record names its page's id again). */
+export function pageStoreTierBytesPerPage(sketchBytes: number, averageIdBytes = 40): number {
+  return RECORD_HEAD + sketchBytes + averageIdBytes * 1.2;
+}
+
 export const FLAG_SHORT = 1;
+const PAGE_FLAGS = 0x7f;
+
+const CHUNK_BITS = 12;
+const CHUNK = 1 << CHUNK_BITS;
+const CHUNK_MASK = CHUNK - 1;
+/** A sequence delta that did not fit 32 bits: the sequence is in the overflow map. */
+const SEQ_OVERFLOW = -0x80000000;
+/** A fetch-time delta that did not fit 16 bits: the time is in the overflow map. */
+const FETCH_OVERFLOW = -0x8000;
+/** Records read at once when the sketches are read in ref order (building the bands). */
+const BLOCK_RECORDS = 256;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-function grow<T extends Uint8Array | Uint32Array | Float64Array>(array: T, needed: number): T {
-  if (needed <= array.length) return array;
-  let size = Math.max(16, array.length);
-  while (size < needed) size *= 2;
-  const next = new (array.constructor as new (n: number) => T)(size);
-  next.set(array);
-  return next;
-}
-
-/** A copy of a[from, to) in an array of at least `capacity` (and twice the kept length at most). */
-function keep<T extends Uint8Array | Uint32Array | Float64Array>(a: T, from: number, to: number): T {
-  const n = Math.max(0, to - from);
-  const out = new (a.constructor as new (n: number) => T)(Math.max(16, n + (n >>> 1)));
-  out.set(a.subarray(from, to));
-  return out;
-}
+const EMPTY8 = new Uint8Array(0);
+const EMPTY32 = new Uint32Array(0);
+const EMPTYI32 = new Int32Array(0);
+const EMPTYI16 = new Int16Array(0);
 
 function alreadyRecorded(id: string): DedupError {
   return new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
 }
 
-export class PageStore {
+function u48(view: DataView, at: number): number {
+  return view.getUint32(at, true) + view.getUint16(at + 4, true) * 2 ** 32;
+}
+
+function setU48(view: DataView, at: number, value: number): void {
+  view.setUint32(at, value % 2 ** 32, true);
+  view.setUint16(at + 4, Math.floor(value / 2 ** 32), true);
+}
+
+export class PageStore implements RefHashes {
   private ids: IdTable;
+  private readonly hash: Hash64 = { hi: 0, lo: 0 };
 
-  private bytes: Uint8Array;
-  private bytesUsed = 0;
-  /** Start of entry i in `bytes`; entry i ends where entry i + 1 starts. */
-  private entryStart: Uint32Array;
-  private entries = 0;
+  /** Per-ref columns, chunk c = ref >>> CHUNK_BITS (chunks wholly below base are empty). */
+  private hashChunks: Uint32Array[] = [];
+  /**
+   * Sequence of ref = seqBase[c] + seqChunks[c][i] (i = ref's place in chunk c), or, while the
+   * chunk's array is empty (every sequence recorded in it so far rose with the ref, as single
+   * mode records them), seqBase[c] + i: 0 bytes a page then, 4 otherwise.
+   */
+  private seqChunks: Int32Array[] = [];
+  private seqBase: number[] = [];
+  private readonly seqOverflow = new Map<number, number>();
+  /** Fetch time of ref = fetchBase[c] + fetchedChunks[c][i] (a 16-bit delta, seconds); the rare one that does not fit is in fetchOverflow. */
+  private fetchedChunks: Int16Array[] = [];
+  private fetchBase: number[] = [];
+  private readonly fetchOverflow = new Map<number, number>();
+  private flagChunks: Uint8Array[] = [];
 
-  /** Per-ref fields, at index ref - base. ownEntry NO_ENTRY = not held. */
+  /** No ref below base is held. */
   private base = 0;
-  private ownEntry: Uint32Array;
-  private dupEntry: Uint32Array;
-  private distances: Uint8Array;
-  private flags: Uint8Array;
-  private fetchedAt: Uint32Array;
-  private sequences: Float64Array;
-  /** Per-ref feature sketches (sketchBytes each) for the second stage; empty when it is off. */
-  private sketches: Uint8Array;
-  /** Bands over the sketches held (useBands), or null. */
-  private bandIndex: SketchBands | null = null;
   private nextSeq = 0;
   /** One past the highest ref recorded. */
   private refLimit = 0;
@@ -101,26 +138,56 @@ export class PageStore {
   /** No ref in [base, cleared) is held: forgetBefore() resumes here, so repeated cuts cost what they forget. */
   private cleared = 0;
 
+  /** The tier: records of refs [tierFirst, tierLimit) at (ref - tierFirst) * recordBytes. */
+  private readonly tier: PageTier;
+  private readonly recordBytes: number;
+  private tierFirst = 0;
+  private tierLimit = 0;
+  /** The record of the ref recorded last, until its sketch is set (or the next record): pendingRef, or -1. */
+  private pending: Uint8Array;
+  private readonly pendingView: DataView;
+  private pendingRef = -1;
+  /** The record read last, of scratchRef. */
+  private readonly scratch: Uint8Array;
+  private readonly scratchView: DataView;
+  private scratchRef = -1;
+  /** Records [blockFirst, blockFirst + BLOCK_RECORDS) read at once, for reads in ref order. */
+  private block: Uint8Array = EMPTY8;
+  private blockFirst = -1;
+  private blockEnd = -1;
+
+  /** Bands over the sketches held (useBands), or null. */
+  private bandIndex: SketchBands | null = null;
+
   /**
    * sketchBytes: bytes of feature sketch kept per page (SKETCH_BINS when the
-   * second stage is on, else 0: nothing is allocated for it).
+   * second stage is on, else 0). tier: where records, ids and sketches go
+   * (in memory unless given).
    */
   constructor(
     initialCapacity = 1024,
     readonly sketchBytes = 0,
+    tier: PageTier = memoryPageTier(),
   ) {
     let slots = MIN_SLOTS;
     while (slots < initialCapacity * 2) slots *= 2;
-    this.ids = new IdTable(slots);
-    this.bytes = new Uint8Array(initialCapacity * 24);
-    this.entryStart = new Uint32Array(initialCapacity + 1);
-    this.ownEntry = new Uint32Array(initialCapacity).fill(NO_ENTRY);
-    this.dupEntry = new Uint32Array(initialCapacity);
-    this.distances = new Uint8Array(initialCapacity);
-    this.flags = new Uint8Array(initialCapacity);
-    this.fetchedAt = new Uint32Array(initialCapacity);
-    this.sequences = new Float64Array(initialCapacity);
-    this.sketches = new Uint8Array(initialCapacity * sketchBytes);
+    this.ids = new IdTable(this, slots);
+    this.tier = tier;
+    this.tierFirst = tier.records.byteLength === 0 ? 0 : -1;
+    this.recordBytes = RECORD_HEAD + sketchBytes;
+    this.pending = new Uint8Array(this.recordBytes);
+    this.pendingView = new DataView(this.pending.buffer);
+    this.scratch = new Uint8Array(this.recordBytes);
+    this.scratchView = new DataView(this.scratch.buffer);
+    if (this.tierFirst < 0) throw new RangeError('a page store needs an empty tier');
+  }
+
+  hashHi(ref: number): number {
+    return this.hashChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) << 1]!;
+  }
+
+  hashLo(ref: number): number {
+    return this.hashChunks[ref >>> CHUNK_BITS]![((ref & CHUNK_MASK) << 1) + 1]!;
   }
 
   /** The sequence number the next decided page gets. */
@@ -129,7 +196,11 @@ export class PageStore {
   }
 
   sequenceOf(ref: number): number {
-    return this.sequences[ref - this.base]!;
+    const c = ref >>> CHUNK_BITS;
+    const deltas = this.seqChunks[c]!;
+    if (deltas.length === 0) return this.seqBase[c]! + (ref & CHUNK_MASK);
+    const d = deltas[ref & CHUNK_MASK]!;
+    return d === SEQ_OVERFLOW ? this.seqOverflow.get(ref)! : this.seqBase[c]! + d;
   }
 
   /** Page ids held (recorded and not forgotten). */
@@ -147,38 +218,43 @@ export class PageStore {
     return this.base;
   }
 
-  /** Bytes allocated by the store. */
+  /** Bytes of RAM the store holds: its columns, id table and bands, and the tier when that is in memory. */
   get byteLength(): number {
-    return (
-      this.ids.byteLength +
-      this.bytes.byteLength + this.entryStart.byteLength +
-      this.ownEntry.byteLength + this.dupEntry.byteLength + this.distances.byteLength +
-      this.flags.byteLength + this.fetchedAt.byteLength + this.sequences.byteLength + this.sketches.byteLength +
-      (this.bandIndex?.byteLength ?? 0)
-    );
+    let bytes = this.ids.byteLength + this.pending.byteLength + this.scratch.byteLength + this.block.byteLength;
+    for (let c = 0; c < this.hashChunks.length; c++) {
+      bytes += this.hashChunks[c]!.byteLength + this.seqChunks[c]!.byteLength + this.fetchedChunks[c]!.byteLength + this.flagChunks[c]!.byteLength + 8;
+    }
+    bytes += (this.seqOverflow.size + this.fetchOverflow.size) * 40;
+    for (const blob of [this.tier.records, this.tier.names]) if (blob instanceof MemoryBlobStore) bytes += blob.heldBytes;
+    return bytes + (this.bandIndex?.byteLength ?? 0);
+  }
+
+  /** Bytes appended to the tier (the disk a file tier takes, until a restart from a snapshot compacts it). */
+  get tierByteLength(): number {
+    return this.tier.records.byteLength + this.tier.names.byteLength;
   }
 
   /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
   lookup(id: string): number {
-    return this.ids.lookup(id);
+    const h = idHash(id, this.hash);
+    return this.ids.lookup(h.hi >>> 0, h.lo >>> 0);
   }
 
   /** True when ref was recorded and not forgotten. */
   holds(ref: number): boolean {
-    const i = ref - this.base;
-    return Number.isInteger(ref) && i >= 0 && ref < this.refLimit && this.ownEntry[i] !== NO_ENTRY;
+    return Number.isInteger(ref) && ref >= this.base && ref < this.refLimit && (this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! & HELD) !== 0;
   }
 
   /**
    * Records a decided page. `duplicateOfRef` is the ref of the page it
-   * duplicates (-1 for novel); the duplicated page's id is kept as a string
-   * entry so the verdict can be told again after that page is evicted.
+   * duplicates (-1 for novel); the duplicated page's id is copied into this
+   * page's record, so the verdict can be told again after that page is evicted.
    */
   record(ref: number, id: string, duplicateOfRef: number, distance: number, flags: number, fetchedAtSeconds: number, sequence = this.nextSeq): void {
     this.checkRef(ref);
-    const dup = duplicateOfRef < 0 ? NO_ENTRY : this.ownEntry[duplicateOfRef - this.base]!;
-    if (!this.ids.tryInsert(id, ref)) throw alreadyRecorded(id);
-    this.fill(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
+    const dup = duplicateOfRef >= 0 && this.holds(duplicateOfRef) ? this.ownName(duplicateOfRef) : null;
+    if (!this.claim(ref, id)) throw alreadyRecorded(id);
+    this.fill(ref, encoder.encode(id), dup, distance, flags, fetchedAtSeconds, sequence);
   }
 
   /** As `record`, naming the duplicated page by id (changelog replay, where that page may be gone). */
@@ -189,10 +265,8 @@ export class PageStore {
   /** recordById unless the id is held already (then nothing changes and it returns false). */
   recordByIdIfNew(ref: number, id: string, duplicateOfId: string | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): boolean {
     this.checkRef(ref);
-    const dupRef = duplicateOfId === null ? -1 : this.ids.lookup(duplicateOfId);
-    if (!this.ids.tryInsert(id, ref)) return false;
-    const dup = duplicateOfId === null ? NO_ENTRY : dupRef >= 0 ? this.ownEntry[dupRef - this.base]! : this.addEntry(duplicateOfId);
-    this.fill(ref, id, dup, distance, flags, fetchedAtSeconds, sequence);
+    if (!this.claim(ref, id)) return false;
+    this.fill(ref, encoder.encode(id), duplicateOfId === null ? null : encoder.encode(duplicateOfId), distance, flags, fetchedAtSeconds, sequence);
     return true;
   }
 
@@ -202,65 +276,186 @@ export class PageStore {
     }
   }
 
-  /** Writes ref's fields (its id is in the id table already). */
-  private fill(ref: number, id: string, dupEntry: number, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
-    const i = ref - this.base;
-    if (i >= this.ownEntry.length) {
-      const need = i + 1;
-      const old = this.ownEntry.length;
-      this.ownEntry = grow(this.ownEntry, need);
-      this.ownEntry.fill(NO_ENTRY, old);
-      this.dupEntry = grow(this.dupEntry, need);
-      this.distances = grow(this.distances, need);
-      this.flags = grow(this.flags, need);
-      this.fetchedAt = grow(this.fetchedAt, need);
-      this.sequences = grow(this.sequences, need);
+  /** Allocates the chunks up to ref's. */
+  private ensureChunk(ref: number): void {
+    const c = ref >>> CHUNK_BITS;
+    while (this.hashChunks.length <= c) {
+      const below = this.hashChunks.length < this.base >>> CHUNK_BITS;
+      this.hashChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK * 2));
+      this.seqChunks.push(EMPTYI32);
+      this.seqBase.push(Number.NaN);
+      this.fetchedChunks.push(below ? EMPTYI16 : new Int16Array(CHUNK));
+      this.fetchBase.push(Number.NaN);
+      this.flagChunks.push(below ? EMPTY8 : new Uint8Array(CHUNK));
     }
-    this.ownEntry[i] = this.addEntry(id);
-    this.dupEntry[i] = dupEntry;
-    this.distances[i] = distance;
-    this.flags[i] = flags;
-    this.fetchedAt[i] = fetchedAtSeconds >>> 0;
-    this.sequences[i] = sequence;
+  }
+
+  /** Writes id's hash at ref and enters ref in the id table; false when the id is held already. */
+  private claim(ref: number, id: string): boolean {
+    this.ensureChunk(ref);
+    const h = idHash(id, this.hash);
+    const chunk = this.hashChunks[ref >>> CHUNK_BITS]!;
+    const o = (ref & CHUNK_MASK) << 1;
+    chunk[o] = h.hi;
+    chunk[o + 1] = h.lo;
+    return this.ids.tryInsert(ref);
+  }
+
+  private setSequence(ref: number, value: number): void {
+    const c = ref >>> CHUNK_BITS;
+    const sequence = Number.isFinite(value) ? value : 0;
+    const i = ref & CHUNK_MASK;
+    if (Number.isNaN(this.seqBase[c]!)) this.seqBase[c] = sequence - i;
+    let deltas = this.seqChunks[c]!;
+    if (deltas.length === 0) {
+      if (sequence === this.seqBase[c]! + i) return;
+      // The first sequence of this chunk that does not rise with the ref: keep deltas from now on.
+      deltas = new Int32Array(CHUNK);
+      for (let j = 0; j < CHUNK; j++) deltas[j] = j;
+      this.seqChunks[c] = deltas;
+    }
+    const d = sequence - this.seqBase[c]!;
+    if (d > SEQ_OVERFLOW && d <= 0x7fffffff) deltas[i] = d;
+    else {
+      deltas[i] = SEQ_OVERFLOW;
+      this.seqOverflow.set(ref, sequence);
+    }
+  }
+
+  private setFetchedAt(ref: number, seconds: number): void {
+    const c = ref >>> CHUNK_BITS;
+    const v = seconds >>> 0;
+    if (Number.isNaN(this.fetchBase[c]!)) this.fetchBase[c] = v;
+    const d = v - this.fetchBase[c]!;
+    if (d > FETCH_OVERFLOW && d <= 0x7fff) this.fetchedChunks[c]![ref & CHUNK_MASK] = d;
+    else {
+      this.fetchedChunks[c]![ref & CHUNK_MASK] = FETCH_OVERFLOW;
+      this.fetchOverflow.set(ref, v);
+    }
+  }
+
+  /** Writes ref's fields (its id is in the id table already) and stages its record. */
+  private fill(ref: number, own: Uint8Array, dup: Uint8Array | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
+    this.commit();
+    const i = ref & CHUNK_MASK;
+    const c = ref >>> CHUNK_BITS;
+    this.setSequence(ref, sequence);
+    this.setFetchedAt(ref, fetchedAtSeconds);
+    this.flagChunks[c]![i] = (flags & PAGE_FLAGS) | HELD;
+    const names = this.tier.names;
+    const r = this.pending;
+    const v = this.pendingView;
+    r.fill(0);
+    setU48(v, 0, names.append(own));
+    v.setUint32(8, own.length, true);
+    r[6] = distance;
+    if (dup !== null) {
+      r[7] = 1;
+      setU48(v, 12, names.append(dup));
+      v.setUint32(20, dup.length, true);
+    }
+    this.pendingRef = ref;
     if (sequence >= this.nextSeq) this.nextSeq = sequence + 1;
     this.refLimit = ref + 1;
+    if (this.sketchBytes === 0) this.commit();
+  }
+
+  /** Appends the staged record (after empty records for refs skipped, which name no bytes). */
+  private commit(): void {
+    const ref = this.pendingRef;
+    if (ref < 0) return;
+    this.pendingRef = -1;
+    if (this.tierLimit < ref) {
+      const gap = new Uint8Array(this.recordBytes);
+      // An empty record points where the next name starts, so name positions never fall in ref order.
+      gap.set(this.pending.subarray(0, 6));
+      for (let r = this.tierLimit; r < ref; r++) this.tier.records.append(gap);
+    }
+    this.tier.records.append(this.pending);
+    this.tierLimit = ref + 1;
+  }
+
+  /** ref's record (valid until the next read). */
+  private recordOf(ref: number): DataView {
+    if (ref === this.pendingRef) return this.pendingView;
+    if (ref !== this.scratchRef) {
+      if (!(ref >= this.tierFirst && ref < this.tierLimit)) throw new RangeError(`ref ${ref} has no record`);
+      if (ref >= this.blockFirst && ref < this.blockEnd) {
+        const o = (ref - this.blockFirst) * this.recordBytes;
+        this.scratch.set(this.block.subarray(o, o + this.recordBytes));
+      } else {
+        this.tier.records.read((ref - this.tierFirst) * this.recordBytes, this.scratch);
+      }
+      this.scratchRef = ref;
+    }
+    return this.scratchView;
+  }
+
+  /** As recordOf, reading BLOCK_RECORDS at once: for a walk in ref order. */
+  private recordInOrder(ref: number): DataView {
+    if (ref !== this.pendingRef && !(ref >= this.blockFirst && ref < this.blockEnd)) {
+      const n = Math.min(BLOCK_RECORDS, this.tierLimit - ref);
+      if (n > 0) {
+        if (this.block.length !== BLOCK_RECORDS * this.recordBytes) this.block = new Uint8Array(BLOCK_RECORDS * this.recordBytes);
+        this.tier.records.read((ref - this.tierFirst) * this.recordBytes, this.block.subarray(0, n * this.recordBytes));
+        this.blockFirst = ref;
+        this.blockEnd = ref + n;
+        this.scratchRef = -1;
+      }
+    }
+    return this.recordOf(ref);
+  }
+
+  private nameAt(position: number, length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    this.tier.names.read(position, out);
+    return out;
+  }
+
+  private ownName(ref: number): Uint8Array {
+    const v = this.recordOf(ref);
+    return this.nameAt(u48(v, 0), v.getUint32(8, true));
   }
 
   idOf(ref: number): string {
-    return this.entryText(this.ownEntry[ref - this.base]!);
+    return decoder.decode(this.ownName(ref));
   }
 
   duplicateOfId(ref: number): string | null {
-    const entry = this.dupEntry[ref - this.base]!;
-    return entry === NO_ENTRY ? null : this.entryText(entry);
+    const v = this.recordOf(ref);
+    if (v.getUint8(7) !== 1) return null;
+    return decoder.decode(this.nameAt(u48(v, 12), v.getUint32(20, true)));
   }
 
   distanceOf(ref: number): number {
-    return this.distances[ref - this.base]!;
+    return this.recordOf(ref).getUint8(6);
   }
 
   flagsOf(ref: number): number {
-    return this.flags[ref - this.base]!;
+    return this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! & PAGE_FLAGS;
   }
 
   fetchedAtOf(ref: number): number {
-    return this.fetchedAt[ref - this.base]!;
+    const c = ref >>> CHUNK_BITS;
+    const d = this.fetchedChunks[c]![ref & CHUNK_MASK]!;
+    return d === FETCH_OVERFLOW ? this.fetchOverflow.get(ref)! : this.fetchBase[c]! + d;
   }
 
-  /** Stores ref's feature sketch (sketchBytes bytes; null = unknown, kept as zeros, which match nothing but chance). */
+  /**
+   * Stores the feature sketch of the page recorded last (sketchBytes bytes; null = unknown, kept
+   * as zeros, which match nothing but chance) and writes its record to the tier.
+   */
   setSketch(ref: number, sketch: Uint8Array | null | undefined): void {
     const b = this.sketchBytes;
     if (b === 0) return;
-    const at = (ref - this.base) * b;
-    // Grown here, not with the per-ref arrays: their capacities drift apart (restores, compaction).
-    this.sketches = grow(this.sketches, at + b);
-    if (sketch == null) this.sketches.fill(0, at, at + b);
-    else {
+    if (ref !== this.pendingRef) throw new RangeError(`setSketch: ref ${ref} is not the page recorded last`);
+    if (sketch != null) {
       if (sketch.length !== b) throw new DedupError('INDEX_LIMIT', `a feature sketch is ${b} bytes, not ${sketch.length}`);
-      this.sketches.set(sketch, at);
-      // An unknown sketch (zeros) is in no band: it would share every band with every other.
-      if (this.bandIndex !== null && isKnownSketch(sketch, 0)) this.bandIndex.add(ref, sketch, this.base);
+      this.pending.set(sketch, RECORD_HEAD);
     }
+    // An unknown sketch (zeros) is in no band: it would share every band with every other.
+    if (sketch != null && this.bandIndex !== null && isKnownSketch(sketch, 0)) this.bandIndex.add(ref, sketch, this.base);
+    this.commit();
   }
 
   /**
@@ -275,9 +470,12 @@ export class PageStore {
     }
     if (this.sketchBytes !== SKETCH_BINS) throw new RangeError(`sketch bands need ${SKETCH_BINS}-byte sketches in the page store`);
     if (this.bandIndex?.bands === bands) return;
+    this.commit();
     const index = new SketchBands(bands);
     for (let ref = this.base; ref < this.refLimit; ref++) {
-      if (this.holds(ref) && this.holdsSketch(ref)) index.add(ref, this.sketchOf(ref), this.base);
+      if (!this.holds(ref)) continue;
+      const sketch = this.sketchInOrder(ref);
+      if (isKnownSketch(sketch, 0)) index.add(ref, sketch, this.base);
     }
     this.bandIndex = index;
   }
@@ -287,6 +485,21 @@ export class PageStore {
     return this.bandIndex;
   }
 
+  /** ref's sketch, read with the records around it (useBands walks the refs in order). */
+  private sketchInOrder(ref: number): Uint8Array {
+    this.recordInOrder(ref);
+    return this.sketchBuffer(ref);
+  }
+
+  /** The buffer holding ref's sketch at RECORD_HEAD after a recordOf(ref). */
+  private sketchBuffer(ref: number): Uint8Array {
+    return (ref === this.pendingRef ? this.pending : this.scratch).subarray(RECORD_HEAD, this.recordBytes);
+  }
+
+  private recordBuffer(ref: number): Uint8Array {
+    this.recordOf(ref);
+    return ref === this.pendingRef ? this.pending : this.scratch;
+  }
 
   /**
    * Whether ref's sketch and `sketch` agree (feature-sketch.ts, sketchesAgreeAt): an overlap of
@@ -294,28 +507,28 @@ export class PageStore {
    * sketchSize(sketch), read once per probe.
    */
   sketchesAgree(ref: number, sketch: Uint8Array, size: number, minOverlap: number): boolean {
-    return sketchesAgreeAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, minOverlap, size);
+    return sketchesAgreeAt(this.recordBuffer(ref), RECORD_HEAD, sketch, minOverlap, size);
   }
 
   /** The size recorded in ref's sketch (its page's distinct shingles; feature-sketch.ts). */
   sketchSize(ref: number): number {
-    return sketchSize(this.sketches, (ref - this.base) * this.sketchBytes);
+    return sketchSize(this.recordBuffer(ref), RECORD_HEAD);
   }
 
   /** Whether ref's sketch and `sketch` (of `size`) have the same content numbers (feature-sketch.ts, numbersAgreeAt). */
   numbersAgree(ref: number, sketch: Uint8Array, size: number): boolean {
-    return numbersAgreeAt(this.sketches, (ref - this.base) * this.sketchBytes, sketch, size);
+    return numbersAgreeAt(this.recordBuffer(ref), RECORD_HEAD, sketch, size);
   }
 
   /** Whether ref's sketch is known: a stored sketch of zeros in every bin is none (setSketch without one). */
   holdsSketch(ref: number): boolean {
-    return isKnownSketch(this.sketches, (ref - this.base) * this.sketchBytes);
+    return isKnownSketch(this.recordBuffer(ref), RECORD_HEAD);
   }
 
-  /** A view of ref's sketch (valid until the store changes). */
+  /** ref's sketch (a view, valid until the store is read or changed again). */
   sketchOf(ref: number): Uint8Array {
-    const at = (ref - this.base) * this.sketchBytes;
-    return this.sketches.subarray(at, at + this.sketchBytes);
+    this.recordOf(ref);
+    return this.sketchBuffer(ref);
   }
 
   /** Forgets one page (its fingerprint left the index). False when it was not held. */
@@ -331,7 +544,7 @@ export class PageStore {
     const end = Math.min(Math.floor(ref), this.refLimit);
     let n = 0;
     for (let r = Math.max(this.base, this.cleared); r < end; r++) {
-      if (this.ownEntry[r - this.base] !== NO_ENTRY) {
+      if ((this.flagChunks[r >>> CHUNK_BITS]![r & CHUNK_MASK]! & HELD) !== 0) {
         this.unlink(r);
         n++;
       }
@@ -342,9 +555,8 @@ export class PageStore {
   }
 
   private unlink(ref: number): void {
-    const i = ref - this.base;
-    this.ids.remove(this.entryText(this.ownEntry[i]!), ref);
-    this.ownEntry[i] = NO_ENTRY;
+    this.ids.remove(ref);
+    this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! &= ~HELD;
     this.forgotten++;
   }
 
@@ -353,109 +565,86 @@ export class PageStore {
   }
 
   /**
-   * Drops the per-ref slots below the oldest held ref, copies the arena
-   * keeping only entries a held page names, and shrinks the id table.
+   * Moves base up to the oldest held ref, frees the RAM chunks below it, lets
+   * the tier free the bytes below its record and names, and shrinks the id table.
    */
   compact(): void {
     this.forgotten = 0;
     let low = Math.max(this.base, this.cleared);
-    while (low < this.refLimit && this.ownEntry[low - this.base] === NO_ENTRY) low++;
-    const from = low - this.base;
-    const to = this.refLimit - this.base;
-    this.ownEntry = keep(this.ownEntry, from, to);
-    this.ownEntry.fill(NO_ENTRY, to - from);
-    this.dupEntry = keep(this.dupEntry, from, to);
-    this.distances = keep(this.distances, from, to);
-    this.flags = keep(this.flags, from, to);
-    this.fetchedAt = keep(this.fetchedAt, from, to);
-    this.sequences = keep(this.sequences, from, to);
-    this.sketches = keep(this.sketches, from * this.sketchBytes, to * this.sketchBytes);
+    while (low < this.refLimit && !this.holds(low)) low++;
     this.base = low;
-    const n = to - from;
-    // Arena: held entries in first-use order.
-    const remap = new Uint32Array(this.entries).fill(NO_ENTRY);
-    const oldStart = this.entryStart;
-    const oldBytes = this.bytes;
-    let entries = 0;
-    let bytesUsed = 0;
-    const move = (e: number): number => {
-      if (e === NO_ENTRY) return NO_ENTRY;
-      if (remap[e] === NO_ENTRY) {
-        remap[e] = entries++;
-        bytesUsed += oldStart[e + 1]! - oldStart[e]!;
-      }
-      return remap[e]!;
-    };
-    for (let i = 0; i < n; i++) {
-      if (this.ownEntry[i] === NO_ENTRY) continue;
-      this.ownEntry[i] = move(this.ownEntry[i]!);
-      this.dupEntry[i] = move(this.dupEntry[i]!);
+    for (let c = 0; c < low >>> CHUNK_BITS && c < this.hashChunks.length; c++) {
+      if (this.hashChunks[c]!.length === 0) continue;
+      this.hashChunks[c] = EMPTY32;
+      this.seqChunks[c] = EMPTYI32;
+      this.fetchedChunks[c] = EMPTYI16;
+      this.flagChunks[c] = EMPTY8;
     }
-    const bytes = new Uint8Array(Math.max(64, bytesUsed + (bytesUsed >>> 1)));
-    const entryStart = new Uint32Array(Math.max(16, entries + (entries >>> 1) + 2));
-    let at = 0;
-    // Entries are renumbered in first-use order; lay out their bytes in that order.
-    const oldOf = new Uint32Array(entries);
-    for (let e = 0; e < this.entries; e++) if (remap[e] !== NO_ENTRY) oldOf[remap[e]!] = e;
-    for (let e = 0; e < entries; e++) {
-      const old = oldOf[e]!;
-      const len = oldStart[old + 1]! - oldStart[old]!;
-      entryStart[e] = at;
-      bytes.set(oldBytes.subarray(oldStart[old]!, oldStart[old]! + len), at);
-      at += len;
+    for (const r of this.seqOverflow.keys()) if (r < low) this.seqOverflow.delete(r);
+    for (const r of this.fetchOverflow.keys()) if (r < low) this.fetchOverflow.delete(r);
+    this.commit();
+    if (low < this.tierLimit) {
+      const names = u48(this.recordOf(low), 0);
+      this.tier.records.release((low - this.tierFirst) * this.recordBytes);
+      this.tier.names.release(names);
     }
-    entryStart[entries] = at;
-    this.bytes = bytes;
-    this.entryStart = entryStart;
-    this.entries = entries;
-    this.bytesUsed = at;
     this.ids.shrink();
   }
 
-  private addEntry(text: string): number {
-    // Worst case UTF-8 is 3 bytes per UTF-16 code unit.
-    this.bytes = grow(this.bytes, this.bytesUsed + text.length * 3);
-    const { written } = encoder.encodeInto(text, this.bytes.subarray(this.bytesUsed));
-    this.entryStart = grow(this.entryStart, this.entries + 2);
-    this.entryStart[this.entries] = this.bytesUsed;
-    this.bytesUsed += written;
-    this.entryStart[this.entries + 1] = this.bytesUsed;
-    return this.entries++;
-  }
-
-  private entryText(entry: number): string {
-    return decoder.decode(this.bytes.subarray(this.entryStart[entry]!, this.entryStart[entry + 1]!));
-  }
-
-  private arrays(): PageStoreArrays {
-    const n = this.refLimit - this.base;
+  private source(): PageStoreSource {
+    this.commit();
+    if (this.tierLimit < this.refLimit) {
+      // Refs past the last recorded one (a converted old snapshot): empty records naming the end.
+      const gap = new Uint8Array(this.recordBytes);
+      setU48(new DataView(gap.buffer), 0, this.tier.names.byteLength);
+      for (let r = this.tierLimit; r < this.refLimit; r++) this.tier.records.append(gap);
+      this.tierLimit = this.refLimit;
+    }
+    const store = this;
+    const base = this.base;
+    const namesStart = base < this.tierLimit ? u48(this.recordOf(base), 0) : this.tier.names.byteLength;
+    const R = this.recordBytes;
+    const each = (from: number, to: number, put: (c: number, i: number, k: number) => void): void => {
+      for (let ref = from; ref < to; ref++) put(ref >>> CHUNK_BITS, ref & CHUNK_MASK, ref - from);
+    };
     return {
-      base: this.base,
+      base,
       refLimit: this.refLimit,
       nextSeq: this.nextSeq,
       tableUsed: this.ids.used,
       table: this.ids.table,
-      entryStart: this.entryStart.subarray(0, this.entries + 1),
-      bytes: this.bytes.subarray(0, this.bytesUsed),
-      sequences: this.sequences.subarray(0, n),
-      ownEntry: this.ownEntry.subarray(0, n),
-      dupEntry: this.dupEntry.subarray(0, n),
-      fetchedAt: this.fetchedAt.subarray(0, n),
-      distances: this.distances.subarray(0, n),
-      flags: this.flags.subarray(0, n),
       sketchBytes: this.sketchBytes,
-      sketches: this.sketches.subarray(0, n * this.sketchBytes),
+      namesStart,
+      namesEnd: this.tier.names.byteLength,
+      flags: (from, to, out) => each(from, to, (c, i, k) => (out[k] = this.flagChunks[c]![i]!)),
+      sequences: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = store.sequenceOf(from + k))),
+      hashes: (from, to, out) => each(from, to, (c, i, k) => {
+        out[k * 2] = this.hashChunks[c]![i * 2]!;
+        out[k * 2 + 1] = this.hashChunks[c]![i * 2 + 1]!;
+      }),
+      // A ref not held has no fetch time worth keeping: 0, so a loaded snapshot writes the same bytes.
+      fetchedAt: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = store.holds(from + k) ? store.fetchedAtOf(from + k) : 0)),
+      records: (from, to, out) => {
+        this.tier.records.read((from - this.tierFirst) * R, out);
+        const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
+        for (let k = 0; k < to - from; k++) {
+          const o = k * R;
+          setU48(v, o, u48(v, o) - namesStart);
+          if (out[o + 7] === 1) setU48(v, o + 12, u48(v, o + 12) - namesStart);
+        }
+      },
+      names: (position, out) => this.tier.names.read(position, out),
     };
   }
 
   /** Bytes snapshotChunks() yields in all. */
   get snapshotByteLength(): number {
-    return pageStoreSnapshotBytes(this.arrays());
+    return pageStoreSnapshotBytes(this.source());
   }
 
-  /** The snapshot (format in page-store-codec.ts) in chunks of at most `chunkBytes`. */
+  /** The snapshot (format in page-store-codec.ts) in chunks of at most about `chunkBytes`. */
   snapshotChunks(chunkBytes = STREAM_CHUNK_BYTES): Generator<Uint8Array> {
-    return encodePageStore(this.arrays(), chunkBytes);
+    return encodePageStore(this.source(), chunkBytes);
   }
 
   /** The whole snapshot in one buffer (see snapshotChunks() for large stores). */
@@ -463,31 +652,103 @@ export class PageStore {
     return concatChunks(this.snapshotChunks());
   }
 
-  static fromBuffer(buffer: Uint8Array): PageStore {
-    return PageStore.readFrom(bufferSource(buffer, 'page store'));
+  static fromBuffer(buffer: Uint8Array, tier?: PageTier): PageStore {
+    return PageStore.readFrom(bufferSource(buffer, 'page store'), tier);
   }
 
-  /** Reads a snapshot that fills `source` exactly; every structural invariant is checked. */
-  static readFrom(source: ByteSource): PageStore {
-    const a = decodePageStore(source);
-    const store = new PageStore(1, a.sketchBytes);
-    const n = a.refLimit - a.base;
+  /**
+   * Reads a snapshot that fills `source` exactly into a store over `tier` (empty; in memory
+   * unless given); every structural invariant is checked.
+   */
+  static readFrom(source: ByteSource, tier: PageTier = memoryPageTier()): PageStore {
+    if (tier.records.byteLength !== 0 || tier.names.byteLength !== 0) throw new RangeError('a page store needs an empty tier');
+    let store: PageStore | null = null;
+    let namesBase = 0;
+    let used = 0;
+    const legacy = decodePageStore(source, {
+      begin: (h: PageStoreHead) => {
+        const s = new PageStore(1, h.sketchBytes, tier);
+        s.base = h.base;
+        s.cleared = h.base;
+        s.refLimit = h.refLimit;
+        s.nextSeq = h.nextSeq;
+        s.tierFirst = h.base;
+        s.tierLimit = h.refLimit;
+        if (h.refLimit > 0) s.ensureChunk(h.refLimit - 1);
+        namesBase = tier.names.byteLength;
+        used = h.used;
+        store = s;
+      },
+      flags: (from, part) => {
+        const s = store!;
+        for (let k = 0; k < part.length; k++) s.flagChunks[(from + k) >>> CHUNK_BITS]![(from + k) & CHUNK_MASK] = part[k]!;
+      },
+      sequences: (from, part) => {
+        const s = store!;
+        for (let k = 0; k < part.length; k++) {
+          s.setSequence(from + k, part[k]!);
+        }
+      },
+      hashes: (from, part) => {
+        const s = store!;
+        for (let k = 0; k < part.length >>> 1; k++) {
+          const ref = from + k;
+          const o = (ref & CHUNK_MASK) << 1;
+          s.hashChunks[ref >>> CHUNK_BITS]![o] = part[k * 2]!;
+          s.hashChunks[ref >>> CHUNK_BITS]![o + 1] = part[k * 2 + 1]!;
+        }
+      },
+      fetchedAt: (from, part) => {
+        const s = store!;
+        // Only held refs' times are read (a forgotten ref's could widen the chunk's range for nothing).
+        for (let k = 0; k < part.length; k++) if (s.holds(from + k)) s.setFetchedAt(from + k, part[k]!);
+      },
+      table: (table) => {
+        const s = store!;
+        s.ids = IdTable.from(s, table, used);
+      },
+      records: (_from, part) => {
+        const s = store!;
+        const R = s.recordBytes;
+        const v = new DataView(part.buffer, part.byteOffset, part.byteLength);
+        for (let o = 0; o < part.length; o += R) {
+          setU48(v, o, u48(v, o) + namesBase);
+          if (part[o + 7] === 1) setU48(v, o + 12, u48(v, o + 12) + namesBase);
+        }
+        tier.records.append(part);
+      },
+      names: (part) => {
+        tier.names.append(part);
+      },
+    });
+    if (legacy !== null) return PageStore.fromLegacy(decodeLegacyPageStore(source, legacy), tier);
+    const restored = store as PageStore | null;
+    if (restored === null) throw invalid('snapshot is empty');
+    return restored;
+  }
+
+  /** A store from a version 3 or 4 snapshot's arrays, each held page recorded anew (same refs, ids, sequences). */
+  private static fromLegacy(a: ReturnType<typeof decodeLegacyPageStore>, tier: PageTier): PageStore {
+    const store = new PageStore(1024, a.sketchBytes, tier);
     store.base = a.base;
-    store.refLimit = a.refLimit;
-    store.nextSeq = a.nextSeq;
-    store.ids = IdTable.from(a.table, a.tableUsed);
-    store.entries = a.entryStart.length - 1;
-    store.entryStart = grow(a.entryStart, store.entries + 2);
-    store.bytes = grow(a.bytes, a.bytes.length + 1);
-    store.bytesUsed = a.bytes.length;
-    store.sequences = grow(a.sequences, n + 1);
-    store.ownEntry = grow(a.ownEntry, n + 1);
-    store.ownEntry.fill(NO_ENTRY, n);
-    store.dupEntry = grow(a.dupEntry, n + 1);
-    store.fetchedAt = grow(a.fetchedAt, n + 1);
-    store.distances = grow(a.distances, n + 1);
-    store.flags = grow(a.flags, n + 1);
-    store.sketches = grow(a.sketches, (n + 1) * a.sketchBytes);
+    store.cleared = a.base;
+    store.tierFirst = a.base;
+    store.tierLimit = a.base;
+    store.refLimit = a.base;
+    const text = (e: number): Uint8Array => a.bytes.slice(a.entryStart[e]!, a.entryStart[e + 1]!);
+    for (let i = 0; i < a.refLimit - a.base; i++) {
+      const own = a.ownEntry[i]!;
+      if (own === NO_ENTRY) continue;
+      const ref = a.base + i;
+      const id = decoder.decode(text(own));
+      if (!store.claim(ref, id)) throw invalid(`id ${JSON.stringify(id.slice(0, 200))} is held twice`);
+      const dup = a.dupEntry[i]!;
+      store.fill(ref, text(own), dup === NO_ENTRY ? null : text(dup), a.distances[i]!, a.flags[i]!, a.fetchedAt[i]!, a.sequences[i]!);
+      if (a.sketchBytes > 0) store.pending.set(a.sketches.subarray(i * a.sketchBytes, (i + 1) * a.sketchBytes), RECORD_HEAD);
+      store.commit();
+    }
+    store.refLimit = Math.max(store.refLimit, a.refLimit);
+    store.nextSeq = Math.max(store.nextSeq, a.nextSeq);
     return store;
   }
 }

@@ -23,6 +23,7 @@ import { FLAG_SHORT, PageStore } from './page-store.js';
 import { Decider, addBandCandidates, closestRecorded, createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { hashString64, type Hash64 } from './string-hash.js';
+import type { PageTier } from './blob-store.js';
 import { firstRefFrom } from './sequence-search.js';
 
 export interface ShardCandidate {
@@ -67,11 +68,12 @@ export class ShardState {
   /**
    * `state`: a loaded snapshot's index and page store; the position follows from its sequences.
    * `secondStage`: as the single-index decider's (DeciderOptions.secondStage), so both answer alike.
+   * `tier`: where a new page store keeps records, ids and sketches (in memory if absent).
    */
-  constructor(shard: number, plan: TablePlan, k: number, state?: { index: FingerprintIndex; store: PageStore }, secondStage: SecondStage | null = null) {
+  constructor(shard: number, plan: TablePlan, k: number, state?: { index: FingerprintIndex; store: PageStore }, secondStage: SecondStage | null = null, tier?: PageTier) {
     this.shard = shard;
     this.index = state?.index ?? FingerprintIndex.create({ plan, initialCapacity: 1024 });
-    this.store = state?.store ?? new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS);
+    this.store = state?.store ?? new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS, tier);
     this.k = k;
     this.radius = secondStage?.radius ?? k;
     this.check = createSketchCheck(k, secondStage);

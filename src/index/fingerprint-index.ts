@@ -27,6 +27,7 @@ import {
   buildRun,
   lowerBound,
   mergeRuns,
+  refAt,
   RUN_LARGE,
   RUN_SMALL,
   SortedRun,
@@ -322,7 +323,6 @@ export class FingerprintIndex {
         } else if (run.kind === RUN_LARGE) {
           const dir = run.dir;
           const res = run.res;
-          const refs = run.refs;
           const qres = qk & 0xffff;
           if (ct.prefix32 <= 16) {
             const b0 = lowKey >>> 16;
@@ -330,7 +330,7 @@ export class FingerprintIndex {
             const end = dir[b1]!;
             candidates += end - dir[b0]!;
             for (let i = dir[b0]!; i < end; i++) {
-              if (POP16[res[i]! ^ qres]! <= k) this.check(refs[i]!, hi, lo, k, t, out);
+              if (POP16[res[i]! ^ qres]! <= k) this.check(refAt(run, i), hi, lo, k, t, out);
             }
           } else {
             const b = qk >>> 16;
@@ -342,7 +342,7 @@ export class FingerprintIndex {
               const x = res[i]!;
               if (x > highRes) break;
               candidates++;
-              if (POP16[(x ^ qres) & rejRes]! <= k) this.check(refs[i]!, hi, lo, k, t, out);
+              if (POP16[(x ^ qres) & rejRes]! <= k) this.check(refAt(run, i), hi, lo, k, t, out);
             }
           }
         } else {

@@ -61,7 +61,8 @@ function survive(bits: number, k: number): number {
 export function bytesPerFingerprint(tables: number, n: number, compressed = false): number {
   const store = 8 + 1 / 8;
   if (n < LARGE_MIN) return store + tables * 8;
-  if (!compressed) return store + tables * (6 + (65537 * 4) / n);
+  // Large runs keep 24-bit refs below 2^24 entries (sorted-run.ts): 5 bytes an entry, else 6.
+  if (!compressed) return store + tables * ((n < 2 ** 24 ? 5 : 6) + (65537 * 4) / n);
   const d = Math.log2(n);
   const keyBits = Math.max(2, 32 - d + 2.2);
   return store + tables * ((keyBits + Math.ceil(d)) / 8);

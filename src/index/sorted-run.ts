@@ -7,7 +7,11 @@
  *   (about 4 entries per slot, at most 1 byte per entry).
  * - LARGE (length >= LARGE_MIN): a direct-address directory over the top 16
  *   bits of key32 (65,537 offsets), res: Uint16Array (the low 16 bits of
- *   key32), refs. 6 bytes per entry plus at most 1 byte of directory.
+ *   key32), and the refs: when they span less than 2^24 (a run covers a
+ *   contiguous range of refs, so below 16.7M entries they do), as 24-bit
+ *   offsets from refBase in refLo (Uint16Array) and refHi (Uint8Array), else
+ *   refs (Uint32Array). 5 bytes per entry (6 with wide refs) plus at most 1
+ *   byte of directory.
  * - COMPRESSED: paper section 3.2 blocks, see compressed-run.ts.
  */
 import { buildCompressed, CompressedReader, type CompressedData } from './compressed-run.js';
@@ -16,12 +20,16 @@ export const RUN_SMALL = 0;
 export const RUN_LARGE = 1;
 export const RUN_COMPRESSED = 2;
 export const LARGE_MIN = 1 << 18;
-/** Internal: the size from which runs use the large layouts (tests lower it to cover them on small data). */
-export const runTuning = { largeMin: LARGE_MIN };
+/**
+ * Internal: the size from which runs use the large layouts, and the ref span below which a large
+ * run keeps 24-bit refs (2^24; tests lower both to cover every layout on small data).
+ */
+export const runTuning = { largeMin: LARGE_MIN, narrowSpan: 1 << 24 };
 const DIR_SIZE = 65537;
 
 const EMPTY32 = new Uint32Array(0);
 const EMPTY16 = new Uint16Array(0);
+const EMPTY8 = new Uint8Array(0);
 
 export class SortedRun {
   kind = RUN_SMALL;
@@ -32,11 +40,46 @@ export class SortedRun {
   dir: Uint32Array = EMPTY32;
   res: Uint16Array = EMPTY16;
   refs: Uint32Array = EMPTY32;
+  /** LARGE runs with narrow refs: ref i = refBase + refLo[i] + refHi[i] * 65536 (refs is empty). */
+  refBase = 0;
+  refLo: Uint16Array = EMPTY16;
+  refHi: Uint8Array = EMPTY8;
   packed: CompressedData | null = null;
 
   get byteLength(): number {
-    return this.keys.byteLength + this.dir.byteLength + this.res.byteLength + this.refs.byteLength + (this.packed?.byteLength ?? 0);
+    return this.keys.byteLength + this.dir.byteLength + this.res.byteLength + this.refs.byteLength + this.refLo.byteLength + this.refHi.byteLength + (this.packed?.byteLength ?? 0);
   }
+}
+
+/** Ref of entry i of a raw run. */
+export function refAt(run: SortedRun, i: number): number {
+  return run.refs.length > 0 ? run.refs[i]! : run.refBase + run.refLo[i]! + run.refHi[i]! * 65536;
+}
+
+/** Stores a large run's refs as 24-bit offsets when they span less than 2^24. */
+function narrowRefs(run: SortedRun): void {
+  const refs = run.refs;
+  const n = refs.length;
+  if (n === 0) return;
+  let min = refs[0]!;
+  let max = min;
+  for (let i = 1; i < n; i++) {
+    const r = refs[i]!;
+    if (r < min) min = r;
+    else if (r > max) max = r;
+  }
+  if (max - min >= runTuning.narrowSpan) return;
+  const lo = new Uint16Array(n);
+  const hi = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const d = refs[i]! - min;
+    lo[i] = d & 0xffff;
+    hi[i] = d >>> 16;
+  }
+  run.refBase = min;
+  run.refLo = lo;
+  run.refHi = hi;
+  run.refs = EMPTY32;
 }
 
 /** Fills a raw (SMALL or LARGE) run of known length entry by entry, in order. */
@@ -75,6 +118,7 @@ export class RunWriter {
     if (run.kind === RUN_LARGE) {
       const dir = run.dir;
       for (let b = 1; b < DIR_SIZE; b++) dir[b]! += dir[b - 1]!;
+      narrowRefs(run);
     } else if (n >= 1024) {
       const bits = Math.min(16, 31 - Math.clz32(n) - 2);
       const shift = 32 - bits;
@@ -125,7 +169,7 @@ export class RunCursor {
       const dir = run.dir;
       while (dir[this.bucket + 1]! <= i) this.bucket++;
       this.key = ((this.bucket << 16) | run.res[i]!) >>> 0;
-      this.ref = run.refs[i]!;
+      this.ref = refAt(run, i);
     } else {
       this.reader!.next();
       this.key = this.reader!.key;
@@ -202,7 +246,6 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
       for (let i = b.dir[bucket]!; i < b.dir[bucket + 1]!; i++) bKeys[i] = top + b.res[i]!;
     }
   }
-  const bRefs = b.refs;
   const nb = b.length;
   const run = new SortedRun();
   run.kind = RUN_LARGE;
@@ -212,7 +255,6 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
   const refs = new Uint32Array(n);
   const aDir = a.dir;
   const aRes = a.res;
-  const aRefs = a.refs;
   let j = 0;
   let o = 0;
   for (let bucket = 0; bucket < DIR_SIZE - 1; bucket++) {
@@ -224,23 +266,24 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
         const k = bKeys[j]!;
         dir[(k >>> 16) + 1]!++;
         res[o] = k & 0xffff;
-        refs[o++] = bRefs[j++]!;
+        refs[o++] = refAt(b, j++);
       }
       dir[bucket + 1]!++;
       res[o] = aRes[i]!;
-      refs[o++] = aRefs[i]!;
+      refs[o++] = refAt(a, i);
     }
   }
   while (j < nb) {
     const k = bKeys[j]!;
     dir[(k >>> 16) + 1]!++;
     res[o] = k & 0xffff;
-    refs[o++] = bRefs[j++]!;
+    refs[o++] = refAt(b, j++);
   }
   for (let bucket = 1; bucket < DIR_SIZE; bucket++) dir[bucket]! += dir[bucket - 1]!;
   run.dir = dir;
   run.res = res;
   run.refs = refs;
+  narrowRefs(run);
   return run;
 }
 

@@ -4,7 +4,20 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PageStore } from '../../../src/dedup/page-store.js';
+import { memoryPageTier, type PageTier } from '../../../src/dedup/blob-store.js';
+import { filePageTier } from '../../../src/storage/file-blob-store.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'page-store-test-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+/** The two tiers every property runs over: in memory, and scratch files (pread). */
+const TIERS: [string, () => PageTier][] = [
+  ['memory', memoryPageTier],
+  ['file', () => filePageTier(scratch)],
+];
 
 function seeded(seed: number): () => number {
   let a = seed >>> 0;
@@ -27,12 +40,14 @@ interface Row {
   flags: number;
   fetched: number;
   seq: number;
+  sketch: Uint8Array | null;
 }
 
-test('property: lookups, ids, duplicate names and sequences survive forgets, cuts, compactions and snapshots', () => {
+for (const [tierName, makeTier] of TIERS) test(`property (${tierName} tier): lookups, ids, duplicate names, sketches and sequences survive forgets, cuts, compactions and snapshots`, () => {
   for (let trial = 0; trial < 12; trial++) {
     const rand = seeded(50 + trial);
-    let store = new PageStore(trial % 2 === 0 ? 4 : 1024);
+    const sketchBytes = trial % 3 === 0 ? 0 : 64;
+    let store = new PageStore(trial % 2 === 0 ? 4 : 1024, sketchBytes, makeTier());
     const rows = new Map<number, Row>();
     const everId = new Set<string>();
     let ref = 0;
@@ -46,8 +61,17 @@ test('property: lookups, ids, duplicate names and sequences survive forgets, cut
         const held = [...rows.keys()];
         const dupRef = held.length > 0 && rand() % 2 === 0 ? held[rand() % held.length]! : -1;
         ref += 1 + (rand() % 3 === 0 ? rand() % 3 : 0); // refs may skip
-        const row: Row = { id, dup: dupRef >= 0 ? rows.get(dupRef)!.id : null, distance: rand() % 4, flags: rand() % 2, fetched: rand(), seq: s };
+        let sketch: Uint8Array | null = null;
+        if (sketchBytes > 0 && rand() % 4 !== 0) {
+          sketch = new Uint8Array(sketchBytes);
+          for (let b = 0; b < sketchBytes; b++) sketch[b] = rand() & 0xff;
+        }
+        // Sequences mostly rise with refs; some jump by more than 32 bits, or back (a replay across partitions).
+        const seq = rand() % 50 === 0 ? s + 2 ** 33 + (rand() % 1000) : rand() % 20 === 0 ? Math.max(0, s - 500) : s;
+        const row: Row = { id, dup: dupRef >= 0 ? rows.get(dupRef)!.id : null, distance: rand() % 4, flags: rand() % 2, fetched: rand(), seq, sketch };
         store.record(ref, id, dupRef, row.distance, row.flags, row.fetched, row.seq);
+        if (sketchBytes > 0 && rand() % 8 !== 0) store.setSketch(ref, sketch);
+        else row.sketch = null;
         rows.set(ref, row);
         everId.add(id);
       } else if (op < 90) {
@@ -64,7 +88,7 @@ test('property: lookups, ids, duplicate names and sequences survive forgets, cut
         assert.equal(store.forgetBefore(cut), n);
         low = Math.max(low, cut);
       } else {
-        store = PageStore.fromBuffer(store.toBuffer());
+        store = PageStore.fromBuffer(store.toBuffer(), makeTier());
       }
     }
     assert.equal(store.size, rows.size);
@@ -77,14 +101,16 @@ test('property: lookups, ids, duplicate names and sequences survive forgets, cut
       assert.equal(store.flagsOf(r), row.flags);
       assert.equal(store.fetchedAtOf(r), row.fetched >>> 0);
       assert.equal(store.sequenceOf(r), row.seq);
+      if (sketchBytes > 0) assert.deepEqual(store.sketchOf(r), row.sketch ?? new Uint8Array(sketchBytes), `sketch of ${r}`);
     }
     const heldIds = new Set([...rows.values()].map((r) => r.id));
     for (const id of everId) if (!heldIds.has(id)) assert.equal(store.lookup(id), -1, `${id} forgotten`);
     assert.ok(store.lowRef <= Math.min(...rows.keys(), ref + 1));
     // A re-recorded forgotten id is new, and the sequence continues.
-    const copy = PageStore.fromBuffer(store.toBuffer());
+    const copy = PageStore.fromBuffer(store.toBuffer(), makeTier());
     assert.equal(copy.nextSequence, store.nextSequence);
     assert.equal(copy.size, store.size);
+    assert.deepEqual(copy.toBuffer(), store.toBuffer(), 'a loaded snapshot writes the same snapshot');
   }
 });
 
@@ -101,4 +127,59 @@ test('compaction reclaims the bytes of forgotten ids, keeping the ones still nam
   store.record(20_000, `page-19989-${'x'.repeat(40)}`, 19_999, 0, 0, 0);
   assert.equal(store.lookup(`page-19989-${'x'.repeat(40)}`), 20_000);
   assert.throws(() => store.record(19_999, 'late', -1, 0, 0, 0), { code: 'INDEX_LIMIT' });
+});
+
+/** The rows test/fixtures/page-store/version-4.bin was written from (by the layout that kept ids and sketches in RAM). */
+function legacyRows(): { ref: number; id: string; dup: number; distance: number; flags: number; fetched: number; seq: number; sketch: Uint8Array }[] {
+  const rows = [];
+  for (let i = 0; i < 40; i++) {
+    const sketch = new Uint8Array(64);
+    for (let b = 0; b < 64; b++) sketch[b] = (i * 31 + b * 7) & 0xff;
+    rows.push({ ref: i + (i > 20 ? 3 : 0), id: `legacy-${i}-é中`, dup: i % 3 === 2 ? i - 1 : -1, distance: i % 5, flags: i % 4 === 0 ? 1 : 0, fetched: 1_700_000_000 + i, seq: 100 + i * 2, sketch });
+  }
+  return rows;
+}
+
+for (const [tierName, makeTier] of TIERS) test(`a version 4 snapshot (ids and sketches in RAM) loads into the ${tierName} tier with every record`, () => {
+  const bytes = readFileSync(join(process.cwd(), 'test/fixtures/page-store/version-4.bin'));
+  const store = PageStore.fromBuffer(new Uint8Array(bytes), makeTier());
+  const rows = legacyRows();
+  assert.equal(store.size, 37);
+  rows.forEach((row, i) => {
+    if (i === 0 || i === 1 || i === 5) {
+      assert.equal(store.lookup(row.id), -1);
+      return;
+    }
+    assert.equal(store.lookup(row.id), row.ref);
+    assert.equal(store.idOf(row.ref), row.id);
+    // A duplicate still names its page after that page is forgotten (rows 1 and 5).
+    assert.equal(store.duplicateOfId(row.ref), row.dup >= 0 ? rows[row.dup]!.id : null);
+    assert.equal(store.distanceOf(row.ref), row.distance);
+    assert.equal(store.flagsOf(row.ref), row.flags);
+    assert.equal(store.fetchedAtOf(row.ref), row.fetched);
+    assert.equal(store.sequenceOf(row.ref), row.seq);
+    assert.deepEqual(store.sketchOf(row.ref), row.sketch);
+  });
+  assert.equal(store.nextSequence, 100 + 39 * 2 + 1);
+  // And it writes version 5, which loads to the same store.
+  const again = PageStore.fromBuffer(store.toBuffer(), makeTier());
+  assert.deepEqual(again.toBuffer(), store.toBuffer());
+});
+
+test('with a file tier, the RAM a page costs is its hash, sequence, fetch time, flags and id-table slot: ids and sketches stay out', () => {
+  const tier = filePageTier(scratch);
+  const store = new PageStore(1024, 64, tier);
+  const n = 100_000;
+  const sketch = new Uint8Array(64).fill(7);
+  for (let i = 0; i < n; i++) {
+    store.record(i, `https://example.org/a/fairly/long/path/to/page-${i}.html`, i % 10 === 9 ? i - 1 : -1, 2, 0, i, i);
+    store.setSketch(i, sketch);
+  }
+  const perPage = store.byteLength / n;
+  // 17 bytes of columns, 4 per id-table slot at 35-70% load; the old layout held 64 + 54 + the id's bytes.
+  assert.ok(perPage < 32, `${perPage.toFixed(1)} B of RAM per page`);
+  assert.ok(store.tierByteLength / n > 64 + 40, 'the tier holds the sketches and the ids');
+  assert.equal(store.idOf(12_345), 'https://example.org/a/fairly/long/path/to/page-12345.html');
+  assert.equal(store.duplicateOfId(12_349), 'https://example.org/a/fairly/long/path/to/page-12348.html');
+  tier.close();
 });

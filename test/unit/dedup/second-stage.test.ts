@@ -27,6 +27,13 @@ import {
 } from '../../../src/fingerprint/feature-sketch.js';
 import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
+import { filePageTier } from '../../../src/storage/file-blob-store.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const scratch = mkdtempSync(join(tmpdir(), 'second-stage-test-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
 import { hammingDistance } from '../../../src/fingerprint/fingerprint-hex.js';
 import { SKETCH_BINS, createFingerprinter, sketchSimilarity } from '../../../src/fingerprint/index.js';
@@ -429,17 +436,18 @@ test('a count the translation writes as a digit and its source as a word keeps a
   assert.equal(sameScript, 0, `${sameScript} of ${otherCounts} Chinese pages with another count called duplicates`);
 });
 
-test('a snapshot of the page store and a changelog restore keep the sketches: later decisions are the same', () => {
+test('a snapshot of the page store and a changelog restore keep the sketches: later decisions are the same (restored into file tiers)', () => {
   fc.assert(
     fc.property(streams, fc.nat(59), ({ pages, minSimilarity, bands, radius }, cutAt) => {
       const stage = { radius, minSimilarity, bands };
       const cut = Math.min(cutAt, pages.length);
       const live = newDecider(stage);
       const head = pages.slice(0, cut).map((p) => ({ page: p, verdict: live.decide(p) }));
-      // Snapshot: the page store's bytes, the index rebuilt from it.
-      const fromSnapshot = newDecider(stage, PageStore.fromBuffer(live.store.toBuffer()), FingerprintIndex.fromBuffer(live.index.toBuffer()));
-      // Changelog: every verdict re-applied in bulk.
-      const replayed = newDecider(stage);
+      // Snapshot: the page store's bytes, loaded into a file tier; the index rebuilt from its own.
+      const tiers = [filePageTier(scratch), filePageTier(scratch)];
+      const fromSnapshot = newDecider(stage, PageStore.fromBuffer(live.store.toBuffer(), tiers[0]), FingerprintIndex.fromBuffer(live.index.toBuffer()));
+      // Changelog: every verdict re-applied in bulk, into a file tier.
+      const replayed = newDecider(stage, new PageStore(64, SKETCH_BINS, tiers[1]));
       const seen = new Set<string>();
       replayed.restoreBatch(
         head
@@ -453,6 +461,7 @@ test('a snapshot of the page store and a changelog restore keep the sketches: la
           assert.deepEqual([b.verdict, b.duplicateOf, b.distance, b.secondStage], [a.verdict, a.duplicateOf, a.distance, a.secondStage]);
         }
       }
+      for (const t of tiers) t.close();
     }),
     { numRuns: 150, seed: 11 },
   );
@@ -488,7 +497,8 @@ test('config: the second stage is on by default with 14 bands and no wider probe
   assert.equal(keepsSketches(off), false);
   assert.equal(secondStageFromConfig(off), null);
   assert.equal(secondStageBytesPerPage(off), 0);
-  assert.ok(secondStageBytesPerPage(defaults) >= SKETCH_BINS + 6 * 14);
+  // The bands only: the 64-byte sketch is in the page store's tier (on disk in the service), not in RAM.
+  assert.ok(secondStageBytesPerPage(defaults) >= 6 * 14);
   assert.deepEqual(secondStageFromConfig(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6', DEDUP_SECOND_STAGE_BANDS: '0' })), { radius: 6, minSimilarity: 0.85, bands: 0 });
   assert.equal(loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '6' }).secondStageRadius, 6);
   assert.throws(() => loadConfig({ DEDUP_SECOND_STAGE_RADIUS: '3' }), (e: unknown) => e instanceof ConfigError && /must be above k=3/.test(e.message));

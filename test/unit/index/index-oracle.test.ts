@@ -95,8 +95,11 @@ test('oracle, large-run layouts on small data, every paper design and short/long
       ['k=5, planner at 1e9', planTables({ k: 5, expectedSize: 1e9 })],
     ];
     for (const [name, plan] of plans) {
-      for (const compressed of [false, true]) {
-        await t.test(`${name}${compressed ? ', compressed' : ''}`, () => {
+      // Large runs keep 24-bit refs below a span of 2^24; a span limit of 2500 makes the runs of
+      // this data both narrow and wide (and merges of one with the other).
+      for (const [layout, compressed, narrowSpan] of [['', false, 1 << 24], [', narrow and wide refs', false, 2500], [', compressed', true, 1 << 24]] as const) {
+        await t.test(`${name}${layout}`, () => {
+          runTuning.narrowSpan = narrowSpan;
           const index = FingerprintIndex.create({ plan, compressed });
           const oracle = new Oracle();
           fill(index, oracle, 6000, plan.k, 77 + plan.tables.length, 1999);
@@ -119,5 +122,6 @@ test('oracle, large-run layouts on small data, every paper design and short/long
     }
   } finally {
     runTuning.largeMin = saved;
+    runTuning.narrowSpan = 1 << 24;
   }
 });
