@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createFingerprinter, createFingerprintPool } from '../../dist/src/fingerprint/index.js';
+import { createFingerprinter, createFingerprintPool, decodePageBytes } from '../../dist/src/fingerprint/index.js';
 import { pageSets } from './page-set.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
@@ -22,15 +22,24 @@ function rate(pages, rates) {
   return { pagesPerSec: Math.round(pps), htmlMBPerSec: Math.round((pps * bytes) / 1e5) / 10, runsPagesPerSec: rates.map(Math.round) };
 }
 
-/** Pool against in-thread on the English (text10k) and Chinese (zh) sets, each repeated to about 480 pages. */
+/** Pool against in-thread on the English (text10k) and Chinese (zh) sets, each repeated to about 480 pages, as strings and as bytes. */
 export async function poolVsInThread(sets, fp, runs, log = console.error, threadCounts = [1, 2, 4, 8]) {
   const cores = availableParallelism();
   const rows = [];
-  for (const set of ['text10k', 'zh']) {
-    const batch = Array.from({ length: Math.ceil(480 / sets[set].length) }, () => sets[set]).flat().map((p) => ({ html: p.html }));
-    const inThread = () => {
-      for (const p of batch) fp.fingerprint(p);
-    };
+  // input 'string': the pages as strings (the pool copies each into its chunk buffer, the worker
+  // makes a string of it again). input 'bytes': the pages as UTF-8 bytes, as a record carries
+  // them; in-thread decodes them (decodePageBytes) and fingerprints, the pool's workers do both.
+  for (const [set, input] of [['text10k', 'string'], ['text10k', 'bytes'], ['zh', 'string'], ['zh', 'bytes']]) {
+    const pages = Array.from({ length: Math.ceil(480 / sets[set].length) }, () => sets[set]).flat();
+    const batch = input === 'string' ? pages.map((p) => ({ html: p.html })) : pages.map((p) => ({ html: new Uint8Array(Buffer.from(p.html)) }));
+    const inThread =
+      input === 'string'
+        ? () => {
+            for (const p of batch) fp.fingerprint(p);
+          }
+        : () => {
+            for (const p of batch) fp.fingerprint({ html: decodePageBytes(p.html) });
+          };
     for (const threads of threadCounts) {
       const pool = await createFingerprintPool({ threads, features: fp.options });
       inThread();
@@ -52,10 +61,11 @@ export async function poolVsInThread(sets, fp, runs, log = console.error, thread
         cpu.pool.push(cpuMs(process.cpuUsage(c)) / batch.length);
       }
       await pool.close();
-      const a = rate(batch, rates.inThread);
-      const b = rate(batch, rates.pool);
+      const a = rate(pages, rates.inThread);
+      const b = rate(pages, rates.pool);
       const row = {
         set,
+        input,
         threads,
         pages: batch.length,
         inThreadPagesPerSec: a.pagesPerSec,
@@ -70,7 +80,7 @@ export async function poolVsInThread(sets, fp, runs, log = console.error, thread
         poolResult: b,
       };
       rows.push(row);
-      log(`pool ${String(threads).padStart(2)} threads  ${set.padEnd(8)} in-thread ${String(a.pagesPerSec).padStart(6)} pages/s  pool ${String(b.pagesPerSec).padStart(6)} pages/s  x${row.poolOverInThread}  CPU/page ${row.inThreadCpuMsPerPage} -> ${row.poolCpuMsPerPage} ms (x${row.poolCpuOverInThread})${row.note ? `  (${row.note})` : ''}`);
+      log(`pool ${String(threads).padStart(2)} threads  ${set.padEnd(8)} ${input.padEnd(6)} in-thread ${String(a.pagesPerSec).padStart(6)} pages/s  pool ${String(b.pagesPerSec).padStart(6)} pages/s  x${row.poolOverInThread}  CPU/page ${row.inThreadCpuMsPerPage} -> ${row.poolCpuMsPerPage} ms (x${row.poolCpuOverInThread})${row.note ? `  (${row.note})` : ''}`);
     }
   }
   return {

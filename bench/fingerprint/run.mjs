@@ -79,7 +79,7 @@ record('ours (1 thread)', 'text10k', 'text', await timeIt(sets.text10k, (ps) => 
 
 // --- ours, worker pool against in-thread work on the same pages, 1, 2, 4 and 8 threads (pool.mjs)
 const pool = await poolVsInThread(sets, fp, RUNS, log);
-for (const row of pool.rows) if (row.threads === availableParallelism()) record(`ours (pool, ${row.threads} threads)`, row.set, 'html', row.poolResult);
+for (const row of pool.rows) if (row.threads === availableParallelism() && row.input === 'string') record(`ours (pool, ${row.threads} threads)`, row.set, 'html', row.poolResult);
 
 // --- stage breakdown
 const stages = {};

@@ -13,7 +13,9 @@
  *   page with none above U+00FF, else UTF-16, so a page is copied once and
  *   arrives as the same text (lone surrogates included) in the same string
  *   representation. Structured cloning the strings serialised and copied
- *   every page on this thread and again in the worker.
+ *   every page on this thread and again in the worker. A page given as its
+ *   bytes is copied as it is and decoded in the worker, so the decode leaves
+ *   this thread too.
  * - Results out by transfer: one Uint32Array per chunk (result-codec.ts);
  *   each result's sketch is a view into it, not a copy.
  * - Two chunks in flight per worker: the next one is already queued in the
@@ -26,9 +28,11 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { validateFeatureOptions, type FeatureOptions, type FingerprintResult, type PageContent } from './fingerprinter.js';
+import { validateFeatureOptions, type FeatureOptions, type FingerprintResult } from './fingerprinter.js';
 import type { WorkerReply, WorkerRequest } from './fingerprint-worker.js';
-import { encodePages, pageLength } from './page-wire.js';
+import { encodePages, pageLength, type PoolPage } from './page-wire.js';
+
+export type { PoolPage } from './page-wire.js';
 import { decodeResult } from './result-codec.js';
 
 export interface FingerprintPoolOptions {
@@ -43,12 +47,16 @@ export interface FingerprintPoolOptions {
 export interface FingerprintPool {
   readonly threads: number;
   readonly options: Readonly<FeatureOptions>;
-  fingerprintMany(pages: readonly PageContent[]): Promise<FingerprintResult[]>;
+  /**
+   * Results in input order. A page's html or text may be a string, or the page's bytes, which
+   * the worker decodes as decodePageBytes does (as the wire layer decodes a body).
+   */
+  fingerprintMany(pages: readonly PoolPage[]): Promise<FingerprintResult[]>;
   close(): Promise<void>;
 }
 
 interface Task {
-  readonly pages: readonly PageContent[];
+  readonly pages: readonly PoolPage[];
   readonly from: number;
   readonly to: number;
   resolve(results: Uint32Array): void;

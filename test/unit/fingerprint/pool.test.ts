@@ -4,13 +4,14 @@
  * words (result-codec.ts), and neither may change a single field. A property
  * over batches of real fixture pages, demo pages and generated pages:
  * one-byte and UTF-16 strings, lone surrogates, controls, pages decoded from
- * damaged bytes, html, text and neither, in batches cut into chunks of any
- * size.
+ * damaged bytes, pages given as their bytes (decoded in the worker as
+ * decodePageBytes decodes them), html, text and neither, in batches cut
+ * into chunks of any size.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { createFingerprinter, createFingerprintPool, decodePageBytes, type FingerprintPool, type Fingerprinter, type PageContent } from '../../../src/fingerprint/index.js';
+import { createFingerprinter, createFingerprintPool, decodePageBytes, type FingerprintPool, type Fingerprinter, type PageContent, type PoolPage } from '../../../src/fingerprint/index.js';
 import { demoPages } from '../../../src/producers/demo-pages.js';
 import { fixtureNames, readFixture } from './fixtures.js';
 
@@ -20,8 +21,17 @@ const REAL: readonly string[] = [...fixtureNames().map(readFixture), ...Array.fr
 /** Any UTF-16 code unit, lone surrogates included. */
 const unitsArb = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 300 }).map((u) => String.fromCharCode(...u));
 
-/** A page as fingerprint() may be given one. */
-const pageArb: fc.Arbitrary<PageContent> = fc.oneof(
+/** What the calling thread fingerprints for a pool page: bytes decoded as the wire decodes them. */
+function inThread(page: PoolPage): PageContent {
+  const read = (v: unknown): string | undefined => (typeof v === 'string' ? v : v instanceof Uint8Array ? decodePageBytes(v) : undefined);
+  const html = read(page.html);
+  if (html !== undefined) return { html };
+  const text = read(page.text);
+  return text !== undefined ? { text } : {};
+}
+
+/** A page as the pool may be given one. */
+const pageArb: fc.Arbitrary<PoolPage> = fc.oneof(
   // A real page, whole or cut, with generated text spliced in.
   fc.record({ which: fc.nat(REAL.length - 1), at: fc.double({ min: 0, max: 1, noNaN: true }), cut: fc.double({ min: 0, max: 1, noNaN: true }), inserted: fc.oneof(unitsArb, fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ maxLength: 80 })), field: fc.constantFrom('html', 'text') }).map(({ which, at, cut, inserted, field }) => {
     const page = REAL[which]!.slice(0, Math.max(1, Math.floor(REAL[which]!.length * Math.max(cut, 0.2))));
@@ -42,7 +52,17 @@ const pageArb: fc.Arbitrary<PageContent> = fc.oneof(
   fc.uint8Array({ maxLength: 2000 }).map((b) => ({ text: Buffer.from(b).toString('latin1') })),
   unitsArb.map((text) => ({ text })),
   fc.string({ unit: 'grapheme', maxLength: 400 }).map((html) => ({ html, text: 'ignored: html wins' })),
-  fc.constantFrom<PageContent>({}, { text: '' }, { html: '' }, { html: 7 as never, text: 'a text beside an html that is no string' }),
+  fc.constantFrom<PoolPage>({}, { text: '' }, { html: '' }, { html: 7 as never, text: 'a text beside an html that is no string' }),
+  // Bytes as they arrive: a real page's UTF-8 with damage, UTF-16 with a BOM, random bytes; html or text.
+  fc.record({ which: fc.nat(REAL.length - 1), damage: fc.array(fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), bytes: fc.uint8Array({ minLength: 1, maxLength: 4 }) }), { maxLength: 20 }), utf16: fc.boolean(), field: fc.constantFrom('html', 'text') }).map(({ which, damage, utf16, field }) => {
+    let bytes = utf16 ? Buffer.from('\ufeff' + REAL[which]!, 'utf16le') : Buffer.from(REAL[which]!);
+    for (const d of damage) {
+      const k = Math.floor(d.at * bytes.length);
+      bytes = Buffer.concat([bytes.subarray(0, k), d.bytes, bytes.subarray(k)]);
+    }
+    return { [field]: new Uint8Array(bytes) };
+  }),
+  fc.uint8Array({ maxLength: 2000 }).map((html) => ({ html, text: 'ignored: html wins' })),
 );
 
 describe('fingerprint pool', () => {
@@ -59,7 +79,7 @@ describe('fingerprint pool', () => {
   it('property: every result equals the in-thread result, field by field, in order, however the batch is cut', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(pageArb, { maxLength: 40 }), async (pages) => {
-        const want = pages.map((p) => fp.fingerprint(p));
+        const want = pages.map((p) => fp.fingerprint(inThread(p)));
         assert.deepEqual(await pool.fingerprintMany(pages), want);
       }),
       { numRuns: 80, seed: 20260610 },
@@ -76,7 +96,7 @@ describe('fingerprint pool', () => {
   });
 
   it('a page whose content cannot be read fails its own batch only', async () => {
-    const bad = { get html(): string { throw new Error('unreadable'); } } as PageContent;
+    const bad = { get html(): string { throw new Error('unreadable'); } } as PoolPage;
     await assert.rejects(pool.fingerprintMany([bad]), /unreadable/);
     assert.deepEqual(await pool.fingerprintMany([{ html: REAL[0]! }]), [fp.fingerprint({ html: REAL[0]! })], 'the pool survives a bad batch');
   });
