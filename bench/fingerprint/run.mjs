@@ -15,6 +15,7 @@ import { HtmlTextExtractor } from '../../dist/src/fingerprint/html-text.js';
 import { TextBuffer } from '../../dist/src/fingerprint/text-buffer.js';
 import { pageSets } from './page-set.mjs';
 import { stageBreakdown } from './stages.mjs';
+import { poolVsInThread } from './pool.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BUILD = join(ROOT, 'bench', '.build', 'fp');
@@ -76,15 +77,9 @@ for (const [set, pages] of Object.entries(sets)) {
 }
 record('ours (1 thread)', 'text10k', 'text', await timeIt(sets.text10k, (ps) => { for (const p of ps) fp.fingerprint({ text: p.text }); }));
 
-// --- ours, worker pool on every core
-const threads = availableParallelism();
-const pool = await createFingerprintPool({ threads });
-for (const set of ['text10k', 'python']) {
-  const batch = Array.from({ length: Math.ceil(480 / sets[set].length) }, () => sets[set]).flat();
-  const r = await timeIt(batch, async (ps) => { await pool.fingerprintMany(ps.map((p) => ({ html: p.html }))); }, 1000);
-  record(`ours (pool, ${threads} threads)`, set, 'html', r);
-}
-await pool.close();
+// --- ours, worker pool against in-thread work on the same pages, 1, 2, 4 and 8 threads (pool.mjs)
+const pool = await poolVsInThread(sets, fp, RUNS, log);
+for (const row of pool.rows) if (row.threads === availableParallelism() && row.input === 'string') record(`ours (pool, ${row.threads} threads)`, row.set, 'html', row.poolResult);
 
 // --- stage breakdown
 const stages = {};
@@ -161,6 +156,7 @@ const report = {
   sets: Object.fromEntries(Object.entries(sets).map(([k, v]) => [k, { ...describe(v), source: k === 'zh' ? 'debian-reference-zh-cn 2.100 (/usr/share/debian-reference/*.zh-cn.html)' : 'python3-doc 3.11 (/usr/share/doc/python3.11/html)' + (k === 'text10k' ? ', pages with 8,000-12,000 chars of content text' : '') }])),
   results,
   stagesUsPerPage: stages,
+  pool: { ...pool, rows: pool.rows.map(({ poolResult, ...row }) => row) },
   ratiosVsPeers: ratios,
   targets: {
     'pages/s on 10 KB-text pages, one core (target > 6000)': oursHtml,

@@ -72,9 +72,15 @@ interface Slot {
   readonly worker: Worker;
   /** Schema ids this worker has been sent. */
   readonly schemas: Set<number>;
-  task: Task | undefined;
-  taskId: number;
+  /** Tasks posted and not answered yet, oldest first (a worker answers in order), with their request ids. */
+  readonly inFlight: { readonly task: Task; readonly id: number }[];
 }
+
+/**
+ * Tasks queued in a worker at once: one it works on, one waiting, so it never waits for this
+ * thread to take its reply and post the next (fingerprint-pool.ts measured that bubble).
+ */
+const IN_FLIGHT_PER_WORKER = 2;
 
 const AVRO_MAGIC = 0;
 const AVRO_HEADER = 5;
@@ -108,37 +114,35 @@ export async function createPreparePool(options: PreparePoolOptions): Promise<Pr
 
   const fail = (error: unknown): void => {
     failure ??= new DedupError('WORKER_FAILED', `prepare worker failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    for (const s of slots) {
-      s.task?.reject(failure);
-      s.task = undefined;
-    }
+    for (const s of slots) for (const { task } of s.inFlight.splice(0)) task.reject(failure);
     for (const t of queue.splice(0)) t.reject(failure);
     for (const s of slots) void s.worker.terminate();
   };
 
   const pump = (): void => {
-    for (const slot of slots) {
-      if (slot.task !== undefined || queue.length === 0) continue;
-      const task = queue.shift()!;
-      const schemas: [number, string][] = [];
-      for (const id of task.schemaIds) if (!slot.schemas.has(id)) schemas.push([id, writerSchemas.get(id)!]);
-      const request: PrepareRequest = { id: nextTaskId++, values: task.values.buffer as ArrayBuffer, ends: task.ends, fallbackFetchedAt: task.fallbackFetchedAt, schemas };
-      try {
-        slot.worker.postMessage(request, [task.values.buffer as ArrayBuffer, task.ends.buffer as ArrayBuffer, task.fallbackFetchedAt.buffer as ArrayBuffer]);
-      } catch (error) {
-        task.reject(error);
-        continue;
+    for (let depth = 0; depth < IN_FLIGHT_PER_WORKER && queue.length > 0; depth++) {
+      for (const slot of slots) {
+        if (slot.inFlight.length > depth || queue.length === 0) continue;
+        const task = queue.shift()!;
+        const schemas: [number, string][] = [];
+        for (const id of task.schemaIds) if (!slot.schemas.has(id)) schemas.push([id, writerSchemas.get(id)!]);
+        const request: PrepareRequest = { id: nextTaskId++, values: task.values.buffer as ArrayBuffer, ends: task.ends, fallbackFetchedAt: task.fallbackFetchedAt, schemas };
+        try {
+          slot.worker.postMessage(request, [task.values.buffer as ArrayBuffer, task.ends.buffer as ArrayBuffer, task.fallbackFetchedAt.buffer as ArrayBuffer]);
+        } catch (error) {
+          task.reject(error);
+          continue;
+        }
+        for (const [id] of schemas) slot.schemas.add(id);
+        slot.inFlight.push({ task, id: request.id });
       }
-      for (const [id] of schemas) slot.schemas.add(id);
-      slot.task = task;
-      slot.taskId = request.id;
     }
   };
 
   await Promise.all(
     Array.from({ length: threads }, () => {
       const worker = new Worker(url, { workerData });
-      const slot: Slot = { worker, schemas: new Set(), task: undefined, taskId: 0 };
+      const slot: Slot = { worker, schemas: new Set(), inFlight: [] };
       slots.push(slot);
       return new Promise<void>((resolve, reject) => {
         worker.on('message', (msg: PrepareWorkerMessage) => {
@@ -146,9 +150,8 @@ export async function createPreparePool(options: PreparePoolOptions): Promise<Pr
             resolve();
             return;
           }
-          const task = slot.task;
-          slot.task = undefined;
-          if (task !== undefined && msg.id === slot.taskId) task.resolve(msg);
+          const sent = slot.inFlight.shift();
+          if (sent !== undefined && msg.id === sent.id) sent.task.resolve(msg);
           pump();
         });
         worker.on('error', (error) => {
@@ -281,10 +284,7 @@ export async function createPreparePool(options: PreparePoolOptions): Promise<Pr
     async close() {
       failure ??= new DedupError('WORKER_FAILED', 'prepare pool is closed');
       for (const t of queue.splice(0)) t.reject(failure);
-      for (const s of slots) {
-        s.task?.reject(failure);
-        s.task = undefined;
-      }
+      for (const s of slots) for (const { task } of s.inFlight.splice(0)) task.reject(failure);
       await Promise.all(slots.map((s) => s.worker.terminate()));
     },
   };

@@ -11,7 +11,7 @@
  *   an outer block is judged apart from the blocks nested in it: each piece
  *   of text belongs to the innermost block that holds it.
  * - Link-dense: more than maxLinkDensity of the block's visible characters
- *   (not whitespace, not C0 controls) are link text (inside <a href>). Chrome.
+ *   (not whitespace, not controls or other noise) are link text (inside <a href>). Chrome.
  * - Letter-poor: fewer than minLetters letter units (a letter counts 1; a Han,
  *   kana or hangul character 4, as it carries about as much as a short word;
  *   digits and symbols 0). A run of letter-poor blocks is decided by the
@@ -32,7 +32,7 @@
  * the counts, with no second reading of the text, and compacts the text in
  * place.
  */
-import { CLASS, HAN, KANA, SPACE, WORD } from './char-class.js';
+import { CLASS, HAN, KANA, SPACE, WORD, isNoise } from './char-class.js';
 import type { TextBuffer } from './text-buffer.js';
 
 /** Thresholds of the rule. */
@@ -53,7 +53,9 @@ export const DEFAULT_BLOCK_SHAPE: BlockShape = Object.freeze({ maxLinkDensity: 0
 
 /**
  * Per UTF-16 code unit: bits 0..2 its weight in letter units (0, 1, or 4 for Han, kana and
- * hangul letters), bit 3 set when it is visible (not whitespace, not a C0 control). A letter is
+ * hangul letters), bit 3 set when it is visible: not whitespace, not a C0 control, not noise
+ * (isNoise: controls, bidi marks, zero-width characters render as nothing, so a run of them in
+ * front of a page or a block is no block of its own and changes no block's link share). A letter is
  * \p{L} as the tokenizer's classes see it (combining marks are not letters; surrogates, so astral
  * letters, count as visible non-letters).
  */
@@ -68,7 +70,7 @@ const VISIBLE = 8;
       const cjk = (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af);
       weight = cjk ? 4 : 1;
     }
-    SHAPE[c] = weight | (cls === SPACE || c <= 0x20 ? 0 : VISIBLE);
+    SHAPE[c] = weight | (cls === SPACE || c <= 0x20 || isNoise(c) ? 0 : VISIBLE);
   }
 })();
 

@@ -48,6 +48,16 @@ export function isInvisible(c: number): boolean {
   const cls = CLASS[c];
   return cls === IGNORE || cls === CONTROL;
 }
+
+/**
+ * Noise: what renders as nothing (isInvisible), and U+200B ZERO WIDTH SPACE, which renders as
+ * nothing but a possible line break. A run of it is one place of damage, however long
+ * (page-bytes.ts, the tokenizer's junk count); block-shape.ts does not count it as visible.
+ */
+export function isNoise(c: number): boolean {
+  const cls = CLASS[c];
+  return cls === IGNORE || cls === CONTROL || c === 0x200b;
+}
 export const FOLD = new Uint16Array(65536);
 
 function build(): void {

@@ -3,9 +3,24 @@
  * process that should use all its cores (fingerprinting is CPU-bound).
  *
  * `fingerprintMany(pages)` splits a batch into chunks of similar total size,
- * hands each chunk to the next idle worker and resolves with results in input
- * order. Pages are structured-cloned into the workers (strings are copied
- * once); results come back as one transferred Uint32Array per chunk.
+ * hands each chunk to a worker and resolves with results in input order.
+ *
+ * What a chunk costs the calling thread is what the pool costs at one thread
+ * (bench/fingerprint/run.mjs measures it against in-thread work):
+ * - One message per chunk each way, never one per page.
+ * - Bytes in by transfer: the chunk's pages are written back to back into
+ *   one ArrayBuffer of its own (page-wire.ts), one byte per character for a
+ *   page with none above U+00FF, else UTF-16, so a page is copied once and
+ *   arrives as the same text (lone surrogates included) in the same string
+ *   representation. Structured cloning the strings serialised and copied
+ *   every page on this thread and again in the worker. A page given as its
+ *   bytes is copied as it is and decoded in the worker, so the decode leaves
+ *   this thread too.
+ * - Results out by transfer: one Uint32Array per chunk (result-codec.ts);
+ *   each result's sketch is a view into it, not a copy.
+ * - Two chunks in flight per worker: the next one is already queued in the
+ *   worker when it finishes one, so it never waits for this thread's reply
+ *   and dispatch.
  *
  * Options are validated in the calling thread first, so bad options throw
  * DedupError(CONFIG_INVALID) from createFingerprintPool. A worker that dies
@@ -13,8 +28,11 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { validateFeatureOptions, type FeatureOptions, type FingerprintResult, type PageContent } from './fingerprinter.js';
+import { validateFeatureOptions, type FeatureOptions, type FingerprintResult } from './fingerprinter.js';
 import type { WorkerReply, WorkerRequest } from './fingerprint-worker.js';
+import { encodePages, pageLength, type PoolPage } from './page-wire.js';
+
+export type { PoolPage } from './page-wire.js';
 import { decodeResult } from './result-codec.js';
 
 export interface FingerprintPoolOptions {
@@ -29,26 +47,30 @@ export interface FingerprintPoolOptions {
 export interface FingerprintPool {
   readonly threads: number;
   readonly options: Readonly<FeatureOptions>;
-  fingerprintMany(pages: readonly PageContent[]): Promise<FingerprintResult[]>;
+  /**
+   * Results in input order. A page's html or text may be a string, or the page's bytes, which
+   * the worker decodes as decodePageBytes does (as the wire layer decodes a body).
+   */
+  fingerprintMany(pages: readonly PoolPage[]): Promise<FingerprintResult[]>;
   close(): Promise<void>;
 }
 
 interface Task {
-  id: number;
-  pages: PageContent[];
+  readonly pages: readonly PoolPage[];
+  readonly from: number;
+  readonly to: number;
   resolve(results: Uint32Array): void;
   reject(error: unknown): void;
 }
 
 interface Slot {
-  worker: Worker;
-  task: Task | undefined;
+  readonly worker: Worker;
+  /** Chunks posted to the worker and not answered yet, oldest first (a worker answers in order). */
+  readonly inFlight: Task[];
 }
 
-function pageChars(p: PageContent): number {
-  const s = typeof p?.html === 'string' ? p.html : typeof p?.text === 'string' ? p.text : '';
-  return s.length;
-}
+/** Chunks queued in a worker at once: one it works on, one waiting. */
+const IN_FLIGHT_PER_WORKER = 2;
 
 export async function createFingerprintPool(options: FingerprintPoolOptions = {}): Promise<FingerprintPool> {
   const features = validateFeatureOptions(options.features);
@@ -62,24 +84,27 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
 
   const failAll = (error: unknown): void => {
     failure ??= error;
-    for (const s of slots) {
-      s.task?.reject(error);
-      s.task = undefined;
-    }
+    for (const s of slots) for (const t of s.inFlight.splice(0)) t.reject(error);
     for (const t of queue.splice(0)) t.reject(error);
     for (const s of slots) void s.worker.terminate();
   };
 
+  /** Posts queued chunks to the workers with room, the least loaded first. */
   const pump = (): void => {
-    for (const s of slots) {
-      if (s.task !== undefined || queue.length === 0) continue;
-      const task = queue.shift()!;
-      try {
-        s.worker.postMessage({ id: task.id, pages: task.pages } satisfies WorkerRequest);
-        s.task = task;
-      } catch (err) {
-        // A page that cannot be cloned (a function, a symbol...) fails its own batch only.
-        task.reject(err);
+    for (let depth = 0; depth < IN_FLIGHT_PER_WORKER && queue.length > 0; depth++) {
+      for (const s of slots) {
+        if (s.inFlight.length > depth || queue.length === 0) continue;
+        const task = queue.shift()!;
+        try {
+          const { bytes, ends, flags } = encodePages(task.pages, task.from, task.to);
+          const request: WorkerRequest = { id: nextId++, bytes: bytes.buffer as ArrayBuffer, ends, flags };
+          s.worker.postMessage(request, [request.bytes, ends.buffer as ArrayBuffer, flags.buffer as ArrayBuffer]);
+        } catch (error) {
+          // A page whose html or text getter throws fails its own batch only.
+          task.reject(error);
+          continue;
+        }
+        s.inFlight.push(task);
       }
     }
   };
@@ -87,7 +112,7 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
   await Promise.all(
     Array.from({ length: threads }, () => {
       const worker = new Worker(url, { workerData: { ...features } });
-      const slot: Slot = { worker, task: undefined };
+      const slot: Slot = { worker, inFlight: [] };
       slots.push(slot);
       return new Promise<void>((resolve, reject) => {
         worker.on('message', (msg: WorkerReply) => {
@@ -95,9 +120,7 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
             resolve();
             return;
           }
-          const task = slot.task;
-          slot.task = undefined;
-          task?.resolve(msg.results);
+          slot.inFlight.shift()?.resolve(msg.results);
           pump();
         });
         worker.on('error', (err) => {
@@ -105,7 +128,7 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
           failAll(err);
         });
         worker.on('exit', (code) => {
-          if (code !== 0 || slot.task !== undefined) failAll(failure ?? new Error(`fingerprint worker exited with code ${code}`));
+          if (code !== 0 || slot.inFlight.length > 0) failAll(failure ?? new Error(`fingerprint worker exited with code ${code}`));
         });
       });
     }),
@@ -116,37 +139,37 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
     options: features,
     async fingerprintMany(pages) {
       if (failure !== undefined) throw failure;
-      const chunks: PageContent[][] = [];
-      let current: PageContent[] = [];
+      // Chunk bounds [from, to) over pages, of about chunkChars each.
+      const bounds: number[] = [0];
       let chars = 0;
-      for (const p of pages) {
-        current.push(p);
-        chars += pageChars(p);
-        if (chars >= chunkChars) {
-          chunks.push(current);
-          current = [];
+      for (let i = 0; i < pages.length; i++) {
+        chars += pageLength(pages[i]);
+        if (chars >= chunkChars && i + 1 < pages.length) {
+          bounds.push(i + 1);
           chars = 0;
         }
       }
-      if (current.length > 0) chunks.push(current);
-      // Make sure every thread gets work on a small batch.
-      while (chunks.length < threads && chunks.some((c) => c.length > 1)) {
-        const i = chunks.reduce((best, c, k) => (c.length > chunks[best]!.length ? k : best), 0);
-        const c = chunks[i]!;
-        chunks.splice(i, 1, c.slice(0, c.length >> 1), c.slice(c.length >> 1));
+      if (pages.length > 0) bounds.push(pages.length);
+      // Make sure every thread gets work on a small batch: halve the chunk with the most pages.
+      while (bounds.length - 1 < threads) {
+        let best = -1;
+        for (let k = 0; k + 1 < bounds.length; k++) if (bounds[k + 1]! - bounds[k]! > 1 && (best < 0 || bounds[k + 1]! - bounds[k]! > bounds[best + 1]! - bounds[best]!)) best = k;
+        if (best < 0) break;
+        bounds.splice(best + 1, 0, bounds[best]! + ((bounds[best + 1]! - bounds[best]!) >> 1));
       }
       const parts = await Promise.all(
-        chunks.map(
-          (chunk) =>
+        bounds.slice(1).map(
+          (to, k) =>
             new Promise<Uint32Array>((resolve, reject) => {
-              queue.push({ id: nextId++, pages: chunk, resolve, reject });
+              queue.push({ pages, from: bounds[k]!, to, resolve, reject });
               pump();
             }),
         ),
       );
-      const out: FingerprintResult[] = [];
+      const out = new Array<FingerprintResult>(pages.length);
       parts.forEach((buf, k) => {
-        for (let i = 0; i < chunks[k]!.length; i++) out.push(decodeResult(buf, i));
+        const from = bounds[k]!;
+        for (let i = from; i < bounds[k + 1]!; i++) out[i] = decodeResult(buf, i - from);
       });
       return out;
     },

@@ -19,10 +19,10 @@
 import type { FeatureOptions } from './fingerprinter.js';
 
 /** Bumped with every change of the golden vectors. */
-export const FINGERPRINT_DEFINITION = 12;
+export const FINGERPRINT_DEFINITION = 13;
 
 /** Bumped with every change of the feature sketch (feature-sketch.ts), which a second stage stores per page. */
-export const SKETCH_DEFINITION = 7;
+export const SKETCH_DEFINITION = 8;
 
 /** sketches: the state keeps feature sketches (the second stage is on), so their definition is part of it too. */
 export function fingerprintVersion(options: Readonly<FeatureOptions>, sketches = false): string {

@@ -1,14 +1,19 @@
 /**
  * Worker-thread side of fingerprint-pool.ts: one Fingerprinter per thread,
- * batches in, packed results out (result-codec.ts).
+ * a chunk's pages in one transferred buffer (page-wire.ts), packed results
+ * out in one transferred Uint32Array (result-codec.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createFingerprinter, type FeatureOptions, type PageContent } from './fingerprinter.js';
+import { createFingerprinter, type FeatureOptions } from './fingerprinter.js';
+import { decodePage } from './page-wire.js';
 import { WORDS_PER_RESULT, encodeResult } from './result-codec.js';
 
 export interface WorkerRequest {
   id: number;
-  pages: PageContent[];
+  /** The chunk's pages back to back (page-wire.ts encodePages), transferred. */
+  bytes: ArrayBuffer;
+  ends: Uint32Array;
+  flags: Uint8Array;
 }
 
 export type WorkerReply = { ready: true } | { id: number; results: Uint32Array };
@@ -17,8 +22,10 @@ const port = parentPort;
 if (port !== null) {
   const fp = await createFingerprinter(workerData as Partial<FeatureOptions>);
   port.on('message', (req: WorkerRequest) => {
-    const results = new Uint32Array(req.pages.length * WORDS_PER_RESULT);
-    for (let i = 0; i < req.pages.length; i++) encodeResult(fp.fingerprint(req.pages[i]!), results, i);
+    const bytes = Buffer.from(req.bytes);
+    const count = req.ends.length;
+    const results = new Uint32Array(count * WORDS_PER_RESULT);
+    for (let j = 0; j < count; j++) encodeResult(fp.fingerprint(decodePage(bytes, req.ends, req.flags, j)), results, j);
     port.postMessage({ id: req.id, results } satisfies WorkerReply, [results.buffer]);
   });
   port.postMessage({ ready: true } satisfies WorkerReply);

@@ -19,7 +19,7 @@ export {
   hammingDistance,
   popcount32,
 } from './fingerprint-hex.js';
-export { createFingerprintPool, type FingerprintPool, type FingerprintPoolOptions } from './fingerprint-pool.js';
-export { decodePageBytes, isBinaryContent, toWellFormedText } from './page-bytes.js';
+export { createFingerprintPool, type FingerprintPool, type FingerprintPoolOptions, type PoolPage } from './fingerprint-pool.js';
+export { decodePageBytes, isBinaryContent, pageText, readMisreadUtf16, toWellFormedText } from './page-bytes.js';
 export { FINGERPRINT_DEFINITION, fingerprintVersion } from './fingerprint-version.js';
 export { SKETCH_BINS, sketchSimilarity } from './feature-sketch.js';

@@ -36,6 +36,7 @@ export function decodeResult(buf: Uint32Array, i: number): FingerprintResult {
     textLength: buf[o + 5]!,
     short: (flags & SHORT) !== 0,
     empty: (flags & EMPTY) !== 0,
-    sketch: new Uint8Array(buf.buffer.slice(buf.byteOffset + (o + FIELD_WORDS) * 4, buf.byteOffset + (o + FIELD_WORDS) * 4 + SKETCH_BINS)),
+    // A view, not a copy: the buffer came by transfer and is this chunk's own.
+    sketch: new Uint8Array(buf.buffer, buf.byteOffset + (o + FIELD_WORDS) * 4, SKETCH_BINS),
   };
 }

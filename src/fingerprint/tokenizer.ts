@@ -21,14 +21,17 @@
  *   token). Kana runs (Japanese) are always character bigrams, except in 'off'.
  *   A date suffix (年月日号时点分秒) directly after a digit belongs to the number.
  * - Controls, U+FFFD and lone surrogates are counted as junk, so the caller can
- *   tell binary garbage from text, with one exception: a C1 control that
+ *   tell binary garbage from text, with two exceptions: a C1 control that
  *   continues a UTF-8 sequence read as Latin-1 or Windows-1252 (mojibake:
  *   "ã\u0081\u0082" for "あ") is a damaged page's text, not binary (see
- *   continuesMisreadUtf8). Binary read as Latin-1 has its C1 bytes anywhere,
- *   so they still count.
+ *   continuesMisreadUtf8); and a run of noise (controls, invisible characters
+ *   and U+200B, with whitespace inside it: char-class.ts isNoise) counts once,
+ *   however many controls it holds (runHasJunk): 2,000 of them in front of a
+ *   page are one place of damage. Binary read as Latin-1 has its C0 and C1
+ *   bytes scattered among visible ones, so they still count.
  */
 import * as charClass from './char-class.js';
-import { isAstralHan, isInvisible } from './char-class.js';
+import { isAstralHan, isInvisible, isNoise } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
 import * as featureHash from './feature-hash.js';
 import { fmix, hashUnits, mix } from './feature-hash.js';
@@ -63,6 +66,21 @@ function continuesMisreadUtf8(text: Uint16Array, i: number): boolean {
     const p = text[i - back]!;
     if (p >= 0xc2 && p <= 0xf4) return back < (p >= 0xf0 ? 4 : p >= 0xe0 ? 3 : 2);
     if (!isMisreadContinuation(p)) return false;
+  }
+  return false;
+}
+
+/**
+ * Whether the control at text[i] continues a run of noise (isNoise, with whitespace inside it)
+ * whose junk was counted already: a junk control before it with only noise and whitespace
+ * between. Scans back to the previous control at most, so a text's scans read each unit once.
+ */
+function runHasJunk(text: Uint16Array, i: number): boolean {
+  for (let j = i - 1; j >= 0; j--) {
+    const c = text[j]!;
+    const cls = CLASS[c];
+    if (cls === CONTROL) return !(c >= 0x80 && c <= 0x9f && continuesMisreadUtf8(text, j));
+    if (cls !== SPACE && !isNoise(c)) return false;
   }
   return false;
 }
@@ -408,8 +426,9 @@ export class Tokenizer {
       }
       if (cls === IGNORE || cls === CONTROL) {
         if (c >= 0x80 && c <= 0x9f && continuesMisreadUtf8(text, i)) misread++;
-        else if (cls === CONTROL) junk++;
-        else if (c >= 0x80 && i > 0 && isMisreadLead(text[i - 1]!) && isMisreadContinuation(c)) misread++;
+        else if (cls === CONTROL) {
+          if (!runHasJunk(text, i)) junk++;
+        } else if (c >= 0x80 && i > 0 && isMisreadLead(text[i - 1]!) && isMisreadContinuation(c)) misread++;
         i++;
         continue;
       }

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { DedupError } from '../errors.js';
-import { decodePageBytes, isBinaryContent, toWellFormedText } from '../fingerprint/page-bytes.js';
+import { decodePageBytes, pageText, toWellFormedText } from '../fingerprint/page-bytes.js';
 
 export interface CrawledPage {
   readonly id: string;
@@ -75,16 +75,19 @@ function assertIdWellFormed(id: string): void {
  * A page body (html or text) as the text a browser would show: bytes are
  * decoded as the WHATWG Encoding Standard decodes them (BOM sniff, then UTF-8
  * with U+FFFD for every invalid sequence), a string's lone surrogates become
- * U+FFFD. A real page with a few broken bytes, NULs, controls or a stray BOM
- * is still a page and gets a verdict. What is not a page at all, a binary
- * format or mostly junk (isBinaryContent, on the bytes when there are bytes),
- * is refused as PAGE_BINARY.
+ * U+FFFD, and a UTF-16 page a crawler read as Latin-1 is decoded as UTF-16
+ * (pageText in src/fingerprint/page-bytes.ts). A real page with a few broken
+ * bytes, NULs, controls, a run of noise in front or a stray BOM is still a
+ * page and gets a verdict. What is not a page at all, a binary format or
+ * mostly junk (isBinaryContent, on the bytes when there are bytes), is
+ * refused as PAGE_BINARY.
  */
 export function decodePageText(value: Uint8Array | string, what: string): string {
-  if (isBinaryContent(value)) {
+  const text = pageText(value);
+  if (text === undefined) {
     throw new DedupError('PAGE_BINARY', `${what} is binary content, not text (a binary format, or over 1/8 control bytes and invalid UTF-8 in its first 8 KiB)`);
   }
-  return typeof value === 'string' ? toWellFormedText(value) : decodePageBytes(value);
+  return text;
 }
 
 const UTF8_BOM_LENGTH = 3;

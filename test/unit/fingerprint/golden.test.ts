@@ -76,6 +76,11 @@ const INLINE: Record<string, { html?: string; text?: string }> = {
     html: '<html><body><div id="sidebar" class="widget-area"><p>Recent posts and a tag cloud of the site</p></div><div class="section"><h2>Why GNU/Linux?</h2><p>Many factors dictated the choice of the distribution.</p><div class="sidebar"><p class="title">BACK TO BASICS Linux or GNU/Linux?</p><div class="para">Linux is only a kernel: the name of the system honours the GNU project.</div></div><p>The operating system comes next.</p></div></body></html>',
   },
   'inline:signed-numbers': { text: 'The smallest finite value is -3.40282347e+38 and the largest 3.40282347e+38; read() returns \u22121 on error, 1 on success, in UTF-8 on pages 2-4.' },
+  // A BOM (or any run of noise) in front: the page without it (definition 13). Before, the BOM was a
+  // visible letter-poor block, and the run it started took the title with the advertisement.
+  'inline:bom-before-title-html': {
+    html: '\ufeff<!DOCTYPE html>\n<html><head><title>Associated Items - The Rust Reference</title></head><body><div><span>Advertisement</span><div><a href="https://ads.example/click">An online course, 30% off this week</a></div></div><p>Associated items are the items declared in traits or defined in implementations. They are called this because they are defined on an associate type, the type in the implementation.</p></body></html>',
+  },
   'inline:mixed-html': {
     html: '<html><head><title>Caf&eacute; &amp; Co</title></head><body><nav>Home</nav><p>Ünïcödé wörds, 日本語のテキスト, 1,234 views.</p></body></html>',
   },

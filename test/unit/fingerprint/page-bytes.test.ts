@@ -117,6 +117,23 @@ describe('isBinaryContent: the rule for what is not a page', () => {
     );
   });
 
+  it('a page after a run of controls, bidi marks and zero-width characters of any length is not binary, as bytes or text; random bytes after one still are', () => {
+    const noise = [...Array.from({ length: 0x20 }, (_, c) => c), 0x7f, ...Array.from({ length: 0x20 }, (_, c) => 0x80 + c), 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202e, 0x2060, 0x2066, 0x2069, 0xfeff, 0x061c];
+    fc.assert(
+      fc.property(fc.nat(pages.length - 1), fc.nat(40_000), fc.integer({ min: 1, max: noise.length }), fc.integer(), fc.uint8Array({ minLength: 512, maxLength: 4096 }), (which, length, kinds, seed, random) => {
+        const rnd = seeded(seed);
+        const prefix = String.fromCharCode(...Array.from({ length }, () => noise[Math.floor(rnd() * kinds)]!));
+        const text = prefix + pages[which]!.html;
+        assert.equal(isBinaryContent(text), false, `${pages[which]!.name} after ${length} noise chars (text)`);
+        assert.equal(isBinaryContent(encoder.encode(text)), false, `${pages[which]!.name} after ${length} noise chars (bytes)`);
+        const binary = Uint8Array.from([...encoder.encode(prefix), ...random]);
+        assert.equal(isBinaryContent(binary), true, `random bytes after ${length} noise chars`);
+        assert.equal(isBinaryContent(decodePageBytes(binary)), true, `random bytes after ${length} noise chars (text)`);
+      }),
+      { numRuns: 300, seed: 6 },
+    );
+  });
+
   it('empty content is not binary (it is refused as empty, not as binary)', () => {
     assert.equal(isBinaryContent(new Uint8Array(0)), false);
     assert.equal(isBinaryContent(''), false);

@@ -182,6 +182,123 @@ test('property: a damaged real page is decided through every entry point, with t
   );
 });
 
+/** The fingerprint fields that say what a page is (textLength counts the characters extracted, noise included). */
+function decidedAs(r: ReturnType<Fingerprinter['fingerprint']>): unknown {
+  return [r.hi, r.lo, r.exactHi, r.exactLo, r.features, r.short, r.empty, [...r.sketch]];
+}
+
+/** A page body for the generated-page properties: a real or demo page, with generated text (any code points) inserted. */
+const generatedPageArb = fc
+  .record({ base: fc.integer({ min: 0, max: BASE_PAGES.length - 1 }), at: fc.double({ min: 0, max: 1, noNaN: true }), inserted: fc.string({ unit: 'binary', maxLength: 60 }) })
+  .map(({ base, at, inserted }) => {
+    const page = BASE_PAGES[base]!;
+    const cut = Math.floor(at * page.length);
+    // Not inside a surrogate pair: the page stays well-formed text.
+    const k = cut > 0 && /[\ud800-\udbff]/.test(page[cut - 1]!) ? cut + 1 : cut;
+    return (page.slice(0, k) + inserted + page.slice(k) as string & { toWellFormed(): string }).toWellFormed();
+  });
+
+/** Windows-1252's characters for 0x80..0x9F (its five holes read as the C1 controls), as WHATWG's "latin1" label reads them. */
+const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+/** The page as UTF-16 bytes with a BOM, little- or big-endian. */
+function utf16Bytes(page: string, endian: 'le' | 'be'): Buffer {
+  const bytes = Buffer.from('\ufeff' + page, 'utf16le');
+  return endian === 'le' ? bytes : bytes.swap16();
+}
+
+/** Bytes read one byte per character, as ISO-8859-1 or as Windows-1252 (what a crawler that assumed Latin-1 stored). */
+function readAsLatin1(bytes: Buffer, reading: 'iso-8859-1' | 'windows-1252'): string {
+  const text = bytes.toString('latin1');
+  return reading === 'iso-8859-1' ? text : text.replace(/[\u0080-\u009f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!);
+}
+
+test('property: a UTF-16 page a crawler read as Latin-1 ("ÿþ" or "þÿ", a NUL beside every ASCII character) is decoded as UTF-16 through every entry point, and decided as the page itself', async () => {
+  const { codec, fingerprinter } = await setup();
+  await fc.assert(
+    fc.asyncProperty(
+      generatedPageArb,
+      fc.constantFrom('le' as const, 'be' as const),
+      fc.constantFrom('iso-8859-1' as const, 'windows-1252' as const),
+      fc.constantFrom('html' as const, 'text' as const),
+      async (page, endian, reading, field) => {
+        const raw = utf16Bytes(page, endian);
+        const misread = readAsLatin1(raw, reading);
+        assert.equal(misread.slice(0, 2), endian === 'le' ? '\u00ff\u00fe' : '\u00fe\u00ff');
+        const context = `UTF-16${endian.toUpperCase()} read as ${reading}, in ${field}`;
+        const original = fingerprinter.fingerprint({ [field]: page });
+
+        // A JSON record (Kafka or a batch line): the body is the page again.
+        const record = Buffer.from(JSON.stringify({ id: 'misread', url: 'https://example.org/p', fetchedAt: NOW - 1000, [field]: misread }));
+        const decoded = await codec.decodePage(record, 0);
+        assert.equal(decoded[field], page, context);
+        // An Avro record: the misread text as its html bytes (UTF-8) or its text string, and the raw UTF-16 bytes as html.
+        const options = { maxPageBytes: MAX_PAGE_BYTES, fallbackFetchedAt: 0, now: NOW };
+        assert.equal(toCrawledPage({ id: 'misread', html: Buffer.from(misread, 'utf8') }, options).html, page, `${context}, Avro html bytes`);
+        assert.equal(toCrawledPage({ id: 'misread', text: misread }, options).text, page, `${context}, Avro text`);
+        assert.equal(toCrawledPage({ id: 'misread', html: raw }, options).html, page, 'raw UTF-16 bytes with a BOM, Avro html bytes');
+        assert.deepEqual(decidedAs(fingerprinter.fingerprint({ [field]: decoded[field]! })), decidedAs(original), context);
+
+        // A batch line after the page itself: an exact copy of it (or the same refusal).
+        const [first, second] = await batchLines([Buffer.from(JSON.stringify({ id: 'page', [field]: page })), record], fingerprinter);
+        if (first!.error !== undefined) assert.equal(second!.error?.split(':')[0], first!.error.split(':')[0], context);
+        else {
+          assert.equal(second!.error, undefined, `${context}: ${second!.error}`);
+          assert.equal((second as { fingerprint?: string }).fingerprint, (first as { fingerprint?: string }).fingerprint, context);
+          assert.equal(second!.verdict, 'duplicate', context);
+        }
+      },
+    ),
+    { numRuns: 120, seed: 20260604 },
+  );
+});
+
+/** Noise a crawler or a CMS leaves in front of a body: controls (C0, C1, DEL, NUL), bidi marks and zero-width characters. */
+const NOISE: Record<string, readonly number[]> = {
+  c0: [...Array.from({ length: 0x20 }, (_, c) => c), 0x7f],
+  c1: Array.from({ length: 0x20 }, (_, c) => 0x80 + c),
+  bidi: [0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x061c],
+  'zero-width': [0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0x00ad],
+};
+NOISE.mixed = Object.values(NOISE).flat();
+
+/** A noise prefix of any length, of one kind of noise or all of them mixed. */
+const noiseArb = fc
+  .record({ kind: fc.constantFrom(...Object.keys(NOISE)), length: fc.oneof(fc.integer({ min: 0, max: 64 }), fc.integer({ min: 64, max: 4000 }), fc.integer({ min: 4000, max: 60_000 })), seed: fc.integer() })
+  .map(({ kind, length, seed }) => {
+    const rnd = seeded(seed);
+    const units = NOISE[kind]!;
+    return { kind, noise: String.fromCharCode(...Array.from({ length }, () => units[Math.floor(rnd() * units.length)]!)) };
+  });
+
+test('property: a page whose body starts with a run of controls, bidi marks and zero-width characters of any length is decided through every entry point, as the page without them', async () => {
+  const { codec, fingerprinter } = await setup();
+  await fc.assert(
+    fc.asyncProperty(generatedPageArb, noiseArb, fc.constantFrom('html' as const, 'text' as const), async (page, { kind, noise }, field) => {
+      const context = `${noise.length} chars of ${kind} noise before the ${field}`;
+      const body = noise + page;
+      const original = fingerprinter.fingerprint({ [field]: page });
+      // The tokenizer and the boilerplate rule skip invisible characters: the page is what it was.
+      assert.deepEqual(decidedAs(fingerprinter.fingerprint({ [field]: body })), decidedAs(original), context);
+
+      const record = Buffer.from(JSON.stringify({ id: 'noisy', url: 'https://example.org/p', fetchedAt: NOW - 1000, [field]: body }));
+      const decoded = await codec.decodePage(record, 0);
+      assert.equal(decoded[field], body, context);
+      const avro = toCrawledPage({ id: 'noisy', html: Buffer.from(body, 'utf8') }, { maxPageBytes: MAX_PAGE_BYTES, fallbackFetchedAt: 0, now: NOW });
+      assert.deepEqual(decidedAs(fingerprinter.fingerprint({ html: avro.html! })), decidedAs(fingerprinter.fingerprint({ html: page })), `${context}, Avro html bytes`);
+
+      const [first, second] = await batchLines([Buffer.from(JSON.stringify({ id: 'page', [field]: page })), record], fingerprinter);
+      if (first!.error !== undefined) assert.equal(second!.error?.split(':')[0], first!.error.split(':')[0], context);
+      else {
+        assert.equal(second!.error, undefined, `${context}: ${second!.error}`);
+        assert.equal(second!.verdict, 'duplicate', context);
+        assert.equal((second as { fingerprint?: string }).fingerprint, (first as { fingerprint?: string }).fingerprint, context);
+      }
+    }),
+    { numRuns: 150, seed: 20260605 },
+  );
+});
+
 /** Binary bodies: format signatures before random (compressed-looking) data, and random bytes alone. */
 const SIGNATURES: Record<string, readonly number[]> = {
   png: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52],
@@ -194,10 +311,17 @@ const SIGNATURES: Record<string, readonly number[]> = {
 };
 
 const binaryArb = fc
-  .record({ format: fc.constantFrom(...Object.keys(SIGNATURES)), length: fc.integer({ min: 256, max: 8192 }), seed: fc.integer() })
-  .map(({ format, length, seed }) => {
+  .record({
+    format: fc.constantFrom(...Object.keys(SIGNATURES)),
+    length: fc.integer({ min: 256, max: 8192 }),
+    seed: fc.integer(),
+    // Noise in front does not make binary a page.
+    noise: fc.option(noiseArb, { freq: 3 }),
+  })
+  .map(({ format, length, seed, noise }) => {
     const rnd = seeded(seed);
-    return { format, bytes: Buffer.from([...SIGNATURES[format]!, ...Array.from({ length }, () => Math.floor(rnd() * 256))]) };
+    const body = Buffer.from([...SIGNATURES[format]!, ...Array.from({ length }, () => Math.floor(rnd() * 256))]);
+    return { format: noise === null ? format : `${format} after ${noise.noise.length} chars of ${noise.kind} noise`, bytes: noise === null ? body : Buffer.concat([Buffer.from(noise.noise, 'utf8'), body]) };
   });
 
 /** A binary body in a JSON record as writers put it there: raw bytes with JSON's escapes, or decoded with U+FFFD (Go, Python errors='replace'). */

@@ -60,8 +60,8 @@ test('every kind of page the docs say the empty-page rule drops is empty; a lone
 });
 
 test('the documented damaged-page and binary-body rules are the decoder\'s', () => {
-  assert.ok(README.includes('(`PAGE_BINARY`: a PNG, JPEG, PDF, archive or other binary format, or more than 1/8 control bytes and invalid UTF-8 in the first 8 KiB)'), 'README: PAGE_BINARY');
-  assert.ok(OPERATIONS.includes('or more than 1/8 of its first 8 KiB are control bytes, invalid UTF-8 or U+FFFD'), 'operations.md: PAGE_BINARY');
+  assert.ok(README.includes('(`PAGE_BINARY`: a PNG, JPEG, PDF, archive or other binary format, or more than 1/8 control bytes and invalid UTF-8 in the first 8 KiB, where a run of controls counts once)'), 'README: PAGE_BINARY');
+  assert.ok(OPERATIONS.includes('or more than 1/8 of its first 8 KiB are control bytes, invalid UTF-8 or U+FFFD. A run of controls, bidi marks and zero-width characters is one unit of those 8 KiB, and one junk unit at most'), 'operations.md: PAGE_BINARY');
   const code = (f: () => unknown): string | null => {
     try {
       f();
@@ -70,10 +70,21 @@ test('the documented damaged-page and binary-body rules are the decoder\'s', () 
       return (error as { code: string }).code;
     }
   };
-  // 1/8 of the first 8 KiB: 1024 junk bytes are a page, 1025 are not; junk after 8 KiB does not count.
-  const body = (junk: number, tail = 0) => Buffer.concat([Buffer.alloc(junk, 0x01), Buffer.alloc(8192 - junk, 0x61), Buffer.alloc(tail, 0xff)]);
+  // 1/8 of the first 8 KiB: 1024 scattered junk bytes are a page, 1025 are not; junk after 8 KiB does not count.
+  const body = (junk: number, tail = 0) => {
+    const bytes = Buffer.alloc(8192 + tail, 0x61);
+    for (let k = 0; k < junk; k++) bytes[k * 7] = 0x01;
+    bytes.fill(0xff, 8192);
+    return bytes;
+  };
   assert.equal(code(() => decodePageText(body(1024, 4096), 'html')), null);
   assert.equal(code(() => decodePageText(body(1025), 'html')), 'PAGE_BINARY');
+  // A run of controls is one unit, however long: 8 KiB of them in front of a page leave it a page.
+  assert.equal(code(() => decodePageText(Buffer.concat([Buffer.alloc(8192, 0x01), body(1024)]), 'html')), null);
+  assert.equal(code(() => decodePageText(Buffer.concat([Buffer.alloc(8192, 0x01), body(1025)]), 'html')), 'PAGE_BINARY');
+  assert.ok(README.includes('So is a body that starts with a run of controls, bidi marks and zero-width characters of any length (the page without them), and a UTF-16 page that a crawler read as Latin-1 (it starts with `ÿþ` or `þÿ`), which is decoded as UTF-16.'));
+  const page = '<p>a page with enough ordinary words to stay a page</p>';
+  assert.equal(decodePageText(Buffer.from('\ufeff' + page, 'utf16le').toString('latin1'), 'html'), page);
   for (const signature of [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], [...Buffer.from('%PDF-')], [0x50, 0x4b, 0x03, 0x04]]) {
     assert.equal(code(() => decodePageText(Buffer.concat([Buffer.from(signature), Buffer.from('<p>text after a binary signature</p>')]), 'html')), 'PAGE_BINARY', signature.join(','));
   }
