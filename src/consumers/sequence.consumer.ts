@@ -19,13 +19,14 @@ import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { FingerprintIndex, TablePlan } from '../index/index.js';
 import type { PageStore } from '../dedup/page-store.js';
-import { ShardState, applySequenced } from '../dedup/shard-state.js';
+import { ShardState } from '../dedup/shard-state.js';
+import { applyBatch, watermarkOf, type Holding, type SequencedInput, type ShardOutput } from '../dedup/shard-outputs.js';
 import type { AnswerRecord } from '../dedup/shard-protocol.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
-import { sketchFromWire, sketchToWire } from '../wire/sketch-wire.js';
+import { sketchFromWire } from '../wire/sketch-wire.js';
 import { FINGERPRINT_VERSION_HEADER, endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
 import { join } from 'node:path';
 import { samePlan, secondStageFromConfig } from '../dedup/create-decider.js';
@@ -112,16 +113,6 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     maxWaitTimeInMs: 100,
     allowAutoTopicCreation: false,
   });
-
-  function watermark(): LogRecord {
-    const shards = [...held.keys()].filter((s) => owned.has(s));
-    return {
-      topic: config.answersTopic,
-      partition: 0,
-      key: null,
-      value: encodeShardRecord({ type: 'watermark', instance: config.instanceId, shards, upTo: shards.map((s) => held.get(s)!.position) }),
-    };
-  }
 
   /** The lowest position of the held shards: where the tail must be to move them all. */
   function lowestPosition(): number {
@@ -228,50 +219,48 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     logger.info('shard snapshots written', { reason, shards: owned.size, pages, seconds: (Date.now() - started) / 1000 });
   }
 
+  /** The held shards with their roles, in the order the outputs name them. */
+  function holdings(): Holding[] {
+    return [...held.values()].map((state) => ({ state, owner: owned.has(state.shard) }));
+  }
+
+  function watermark(): LogRecord {
+    return answer(watermarkOf(holdings(), config.instanceId));
+  }
+
+  async function toLogRecord(output: ShardOutput): Promise<LogRecord> {
+    if (output.kind === 'answer') return answer(output.record);
+    const { shard, ...change } = output.change;
+    return {
+      topic: config.fingerprintsTopic,
+      partition: shard,
+      key: change.id,
+      headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion },
+      value: await codec.encodeChange({ ...change, duplicateOf: null, distance: 0 }),
+    };
+  }
+
   async function apply(messages: { offset: string; value: Buffer | null }[]): Promise<number> {
-    const out: LogRecord[] = [];
-    const shards = [...held.values()];
-    let applied = 0;
+    const inputs: SequencedInput[] = [];
     for (const message of messages) {
       const sequence = Number(message.offset);
-      if (!shards.some((s) => s.position === sequence)) continue;
-      applied++;
-      let record;
       try {
-        record = decodeSequenceRecord(message.value);
+        const record = decodeSequenceRecord(message.value);
+        inputs.push({ sequence, record, sketch: sketchFromWire(record.sketch) });
       } catch (error) {
         // Not ours (the topic is internal): skip it, loudly. Every shard moves past it alike.
         metrics.errors.inc({ code: errorCode(error) });
         logger.error('skipping an undecodable sequence record', { offset: message.offset, error });
-        for (const s of shards) if (s.position === sequence) s.position = sequence + 1;
-        continue;
-      }
-      const sketch = sketchFromWire(record.sketch);
-      const result = applySequenced(shards, shardCount, record, sequence, sketch);
-      const source = { partition: record.partition, offset: record.offset };
-      for (const hit of result.hits) if (owned.has(hit.shard)) out.push(answer({ type: 'hit', sequence, ...source, ...hit }));
-      if (result.repeat && owned.has(result.repeat.shard)) {
-        const { sketch: repeatSketch, ...repeat } = result.repeat;
-        out.push(answer({ type: 'repeat', sequence, ...source, ...repeat, ...(repeatSketch === null ? {} : { sketch: sketchToWire(repeatSketch)! }) }));
-      }
-      if (result.inserted && owned.has(result.inserted.shard)) {
-        out.push({
-          topic: config.fingerprintsTopic,
-          partition: result.inserted.shard,
-          key: record.id,
-          headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion },
-          value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence, sketch }),
-        });
+        inputs.push({ sequence, record: null, sketch: null });
       }
     }
-    if (applied === 0) return 0;
-    // Pages no probe can see any more are freed: three windows behind, so a
-    // page asked again as of its first sequence still meets what it met.
-    if (config.maxFingerprints > 0) for (const shard of shards) shard.evictBefore(shard.position - 3 * config.maxFingerprints);
-    out.push(watermark());
-    const offsets = await appender.append(out);
-    for (let i = 0; i < out.length; i++) {
-      if (out[i]!.topic === config.fingerprintsTopic) changelogNext.set(out[i]!.partition, BigInt(offsets[i]!) + 1n);
+    const { applied, appends } = applyBatch(holdings(), shardCount, config.instanceId, inputs, config.maxFingerprints);
+    for (const outputs of appends) {
+      const out = await Promise.all(outputs.map(toLogRecord));
+      const offsets = await appender.append(out);
+      for (let i = 0; i < out.length; i++) {
+        if (out[i]!.topic === config.fingerprintsTopic) changelogNext.set(out[i]!.partition, BigInt(offsets[i]!) + 1n);
+      }
     }
     return applied;
   }
