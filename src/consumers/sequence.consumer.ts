@@ -12,6 +12,10 @@
  * partition, and its position is one past the last sequence it recorded: the
  * tail seeks back there and re-applies, which re-sends identical hits and
  * changelog entries (harmless: they are deterministic), never skips one.
+ *
+ * Warm standbys write what owners write (src/dedup/shard-outputs.ts says why
+ * and in which order): a verdict is visible only once the page it records is
+ * in the changelog, whichever holder dies when.
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
@@ -94,6 +98,12 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   let restoring = 0;
   let sequenceEnd = 0;
   let started = false;
+  /**
+   * Set when an append failed: memory is then ahead of what is durable, and
+   * a watermark written after that (at a rebalance, before the process
+   * stops) could make a verdict visible whose page is not in the changelog.
+   */
+  let broken = false;
   /** Serialises batch application and changes to the held set. */
   let lock: Promise<void> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
@@ -257,7 +267,13 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     const { applied, appends } = applyBatch(holdings(), shardCount, config.instanceId, inputs, config.maxFingerprints);
     for (const outputs of appends) {
       const out = await Promise.all(outputs.map(toLogRecord));
-      const offsets = await appender.append(out);
+      let offsets: number[];
+      try {
+        offsets = await appender.append(out);
+      } catch (error) {
+        broken = true;
+        throw error;
+      }
       for (let i = 0; i < out.length; i++) {
         if (out[i]!.topic === config.fingerprintsTopic) changelogNext.set(out[i]!.partition, BigInt(offsets[i]!) + 1n);
       }
@@ -355,7 +371,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
         }
         metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
         // Say where the held shards stand now, even if no record follows.
-        await appender.append([watermark()]);
+        if (!broken) await appender.append([watermark()]);
       });
     },
     async stop() {
