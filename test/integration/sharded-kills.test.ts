@@ -5,7 +5,8 @@
  *
  * Three instances with warm standbys decide a stream while instances are
  * SIGKILLed at drawn moments (a failover promotes a standby that was applying
- * the same pages as the dead owner) and started again. Then the changelog is
+ * the same pages as the dead owner) and started again once a standby has
+ * been promoted (back at once, it would get its shards back instead). Then the changelog is
  * read back with a plain consumer, and a fresh instance, with no local state,
  * gets exact copies of every decided page under new ids.
  */
@@ -15,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoPages, type DemoPage } from '../../src/producers/demo-pages.js';
-import { createTopics, deleteTopics, freePort, readCommitted, requireInfra, runTopics, testKafka, uniqueName } from '../support/infra.js';
+import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, runTopics, scrapeMetrics, testKafka, uniqueName, waitFor } from '../support/infra.js';
 import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
 
 const PARTITIONS = 6;
@@ -82,10 +83,24 @@ test('sharded: after SIGKILLs, every decided page is in the changelog, and copie
       await new Promise((resolve) => setTimeout(resolve, 2000 + r() * 4000));
       const names = [...instances.keys()];
       const victim = names[Math.floor(r() * names.length)]!;
+      const promotions = async () => {
+        let n = 0;
+        for (const [name, p] of instances) if (name !== victim) n += metricSum(await scrapeMetrics(`${p.metricsUrl}/metrics`).catch(() => new Map<string, number>()), 'dedup_shard_promotions_total');
+        return n;
+      };
+      const before = await promotions();
       instances.get(victim)!.child.kill('SIGKILL');
       await instances.get(victim)!.exited;
-      await new Promise((resolve) => setTimeout(resolve, 500 + r() * 1500));
-      instances.set(victim, await start(victim));
+      // The victim comes back only once a survivor has taken its shards over
+      // from their standby copies: that failover is what lost pages.
+      await waitFor('a standby to be promoted', async () => ((await promotions()) > before ? true : undefined), 120_000, 250).catch((error: Error) => {
+        const logs = [...instances].filter(([name]) => name !== victim).map(([name, p]) => `--- ${name} ---\n${p.logs().slice(-4000)}`);
+        throw new Error(`${error.message} (kill ${k + 1}, ${victim})\n${logs.join('\n')}`);
+      });
+      const back = await start(victim);
+      instances.set(victim, back);
+      // In the group again before the next kill (killed before it joins, it would move nothing).
+      await back.waitReady(180_000);
     }
     await sending;
     const out = await readCommitted(infra, outputs, (rs) => new Set(rs.map((x) => x.key)).size >= STREAM, { timeoutMs: 400_000, settleMs: 2000 });
