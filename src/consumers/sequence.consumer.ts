@@ -72,9 +72,8 @@ export interface ShardHolder {
   start(): Promise<void>;
   /**
    * Holds exactly these shards from now on: restores new ones, drops the
-   * others. Owned shards answer (hits, watermarks) and write their changelog;
-   * standby shards only apply the sequence, so that taking one over (a
-   * failover) needs no restore.
+   * others. Every held shard answers and writes its changelog; owned ones are
+   * also snapshotted. A standby copy makes a failover need no restore.
    */
   hold(owned: readonly number[], standby?: readonly number[]): Promise<void>;
   /** True when every shard assigned to this instance is restored and applying. */
@@ -116,8 +115,11 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   };
 
   const consumer: Consumer = kafka.consumer({
-    // Per instance and never committed: the position lives in the shards.
-    groupId: `${config.groupId}-sequence-${config.instanceId}`,
+    // Never committed: the position lives in the shards.
+    // A group of its own per start: nothing is committed in it, and a group
+    // of the same name would make a restarted instance wait for its dead
+    // member's session to expire before it could read.
+    groupId: `${config.groupId}-sequence-${config.instanceId}-${process.pid}-${Date.now().toString(36)}`,
     readUncommitted: false,
     maxBytesPerPartition: 4 * 1024 * 1024,
     maxWaitTimeInMs: 100,
@@ -335,7 +337,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     hold(ownedShards, standbyShards = []) {
       const shards = [...new Set([...ownedShards, ...standbyShards])];
       wanted = shards;
-      return exclusive(async () => {
+      const roles = exclusive(async () => {
         const keep = new Set(shards);
         for (const s of [...held.keys()]) {
           if (!keep.has(s)) {
@@ -351,27 +353,37 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
         }
         owned.clear();
         for (const s of ownedShards) owned.add(s);
-        const fresh = shards.filter((s) => !held.has(s));
         metrics.shardsHeld.set(owned.size);
         metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
+        return shards.filter((s) => !held.has(s));
+      });
+      return roles.then(async (fresh) => {
         if (fresh.length === 0) return;
         restoring++;
         try {
-          let lowest = Infinity;
-          for (const s of fresh) {
-            const state = await restore(s, owned.has(s) ? 'owner' : 'standby');
-            held.set(s, state);
-            if (state.position < lowest) lowest = state.position;
-          }
-          // Re-apply from the lowest restored position; held shards that are
-          // ahead skip what they have applied.
-          seekTo(lowest);
+          // Restored outside the lock: the shards held already go on applying
+          // and answering meanwhile, so pages do not wait for a restore.
+          const restored: ShardState[] = [];
+          for (const s of fresh) restored.push(await restore(s, owned.has(s) ? 'owner' : 'standby'));
+          await exclusive(async () => {
+            let lowest = Infinity;
+            for (const state of restored) {
+              // A later assignment may have taken it away, or restored it already.
+              if (!wanted.includes(state.shard) || held.has(state.shard)) continue;
+              held.set(state.shard, state);
+              if (state.position < lowest) lowest = state.position;
+            }
+            if (lowest === Infinity) return;
+            // Re-apply from the lowest restored position; held shards that are
+            // ahead skip what they have applied.
+            seekTo(lowest);
+            metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
+            // Say where the held shards stand now, even if no record follows.
+            if (!broken) await appender.append([watermark()]);
+          });
         } finally {
           restoring--;
         }
-        metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
-        // Say where the held shards stand now, even if no record follows.
-        if (!broken) await appender.append([watermark()]);
       });
     },
     async stop() {

@@ -63,6 +63,15 @@ export interface ShardedPagesConsumer {
   readonly ready: boolean;
 }
 
+const SESSION_TIMEOUT_MS = 6_000;
+/**
+ * How long a chunk waiting for answers goes on waiting once a rebalance has
+ * begun. Answers do not depend on the group (any holder of a shard answers),
+ * and no member gets this partition before this one rejoins, so a chunk
+ * answered meanwhile is committed instead of being appended and decided again.
+ */
+const REBALANCE_GRACE_MS = 2_000;
+
 /** Thrown out of eachBatch when a rebalance begins while a chunk waits for answers. */
 class ChunkAbandoned extends Error {}
 
@@ -76,6 +85,12 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     metrics,
     logger,
     onFatal,
+    // A dead member is noticed at the session timeout, and its partitions
+    // wait that long; the broker's floor is 6 s. Nothing here runs long
+    // between heartbeats: a chunk waiting for answers heartbeats every
+    // second, and snapshots are written by the sequence tail, not here.
+    sessionTimeout: SESSION_TIMEOUT_MS,
+    heartbeatInterval: 1_000,
     partitionAssigners: [shardAssigner({ instance: config.instanceId, pagesTopic: config.pagesTopic, shardTopic: config.fingerprintsTopic, standbyTopic })],
   });
   /** Set at the first fatal error: nothing commits after it, whatever partition. */
@@ -175,14 +190,21 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       const offsets = await appender.append(probes.map((p) => ({ topic: config.sequenceTopic, partition: 0, key: p.id, value: p.value })));
       probes.forEach((p, i) => answers.sequenced(p.key, offsets[i]!));
       let waited = 0;
+      let rebalancing: { reason: string; until: number } | null = null;
       for (;;) {
-        const tick = new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), 1000));
+        const tick = new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), rebalancing ? 100 : 1000));
         if ((await Promise.race([allAnswered.then(() => 'done' as const), tick])) === 'done') break;
         if (!isRunning()) throw new ChunkAbandoned('consumer stopping');
+        if (rebalancing) {
+          if (Date.now() >= rebalancing.until) throw new ChunkAbandoned(rebalancing.reason);
+          continue;
+        }
         try {
           await heartbeat();
         } catch (error) {
-          throw new ChunkAbandoned(`rebalance while waiting for answers: ${(error as Error).message}`);
+          // Kept waiting a little: the next heartbeat (after the commit) rejoins.
+          rebalancing = { reason: `rebalance while waiting for answers: ${(error as Error).message}`, until: Date.now() + REBALANCE_GRACE_MS };
+          continue;
         }
         if (++waited % 30 === 0) {
           logger.warn('still waiting for shard answers', { partition, pages: outstanding, seconds: waited, lowWatermark: answers.join.watermark });
