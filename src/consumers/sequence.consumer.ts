@@ -362,9 +362,10 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
         restoring++;
         try {
           // Restored outside the lock: the shards held already go on applying
-          // and answering meanwhile, so pages do not wait for a restore.
-          const restored: ShardState[] = [];
-          for (const s of fresh) restored.push(await restore(s, owned.has(s) ? 'owner' : 'standby'));
+          // and answering meanwhile, so pages do not wait for a restore. In
+          // parallel: most of a small shard's restore is the replay consumer
+          // joining its group, not reading.
+          const restored = await Promise.all(fresh.map((s) => restore(s, owned.has(s) ? 'owner' : 'standby')));
           await exclusive(async () => {
             let lowest = Infinity;
             for (const state of restored) {
