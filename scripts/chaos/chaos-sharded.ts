@@ -191,11 +191,13 @@ const sampler = (async () => {
     try {
       if (!connected) {
         admin = kafka.admin();
-        await admin.connect();
+        await Promise.race([admin.connect(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('connect timed out')), 5000))]);
         connected = true;
       }
       const t = Date.now();
-      const [committed, end] = await Promise.all([admin.fetchOffsets({ groupId: GROUP, topics: [TOPICS.pages] }), admin.fetchTopicOffsets(TOPICS.pages)]);
+      // A request to a broker that was killed can hang: bounded, then a new client.
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('sample timed out')), 3000));
+      const [committed, end] = await Promise.race([Promise.all([admin.fetchOffsets({ groupId: GROUP, topics: [TOPICS.pages] }), admin.fetchTopicOffsets(TOPICS.pages)]), timeout]);
       const c = new Array<number>(params.partitions).fill(0);
       const e = new Array<number>(params.partitions).fill(0);
       for (const p of committed[0]?.partitions ?? []) c[p.partition] = Math.max(0, Number(p.offset));
@@ -203,7 +205,7 @@ const sampler = (async () => {
       samples.push({ t, committed: c, end: e });
     } catch {
       connected = false;
-      await admin.disconnect().catch(() => undefined);
+      void admin.disconnect().catch(() => undefined);
     }
     await sleep(250);
   }
@@ -284,7 +286,7 @@ async function killOne(n: number): Promise<void> {
 
 async function drained(): Promise<boolean> {
   const last = samples.at(-1);
-  return last !== undefined && Date.now() - last.t < 2000 && last.committed.every((c, p) => c >= last.end[p]!);
+  return last !== undefined && Date.now() - last.t < 3000 && last.committed.every((c, p) => c >= last.end[p]!);
 }
 
 let ok = false;
@@ -426,9 +428,14 @@ try {
     const until = Math.min(k.end, killEvents[i + 1]?.at ?? Infinity, k.at + 30_000);
     const s = stalls(k.at, until);
     const survivors = [...Array(params.partitions).keys()].filter((p) => !k.victimPartitions.includes(p));
+    // The largest gap between samples in the window: a stall shorter than it could be missed.
+    const times = [k.at, ...samples.filter((x) => x.t >= k.at && x.t < until).map((x) => x.t), Math.min(until, Date.now())];
+    let sampleGapSeconds = 0;
+    for (let j = 1; j < times.length; j++) sampleGapSeconds = Math.max(sampleGapSeconds, (times[j]! - times[j - 1]!) / 1000);
     return {
       victim: k.victim,
       atSecond: Math.round((k.at - started) / 1000),
+      sampleGapSeconds,
       restartDelaySeconds: k.restartDelaySeconds,
       restartReadySeconds: k.restartReadySeconds,
       survivorStallSeconds: Math.max(0, ...survivors.map((p) => s[p]!)),
@@ -459,8 +466,10 @@ try {
     verdictsCompared: batchVerdicts.length,
     decidedMissingFromState: missingFromState.length,
     survivorStallSecondsMax,
+    stallSampleGapSecondsMax: Math.max(0, ...perKill.map((k) => k.sampleGapSeconds)),
     victimStallSecondsMax: Math.max(0, ...perKill.map((k) => k.victimStallSeconds)),
     restartReadySecondsMax: Math.max(0, ...perKill.map((k) => k.restartReadySeconds)),
+    offsetSamples: samples.length,
     kills: perKill,
     phases,
     counts: {

@@ -50,7 +50,10 @@ export function createAnswerTail(options: { kafka: Kafka; config: DedupConfig; m
       await consumer.connect();
       await consumer.subscribe({ topics: [config.answersTopic], fromBeginning: false });
       await consumer.run({
-        autoCommit: false,
+        // Committed so that a rejoin of this tail's group (a coordinator that
+        // restarted) resumes where it was: kafkajs then starts from the
+        // committed offset, and without one from the end, skipping answers.
+        autoCommit: true,
         eachBatch: async ({ batch, heartbeat }) => {
           for (const message of batch.messages) {
             try {

@@ -295,6 +295,13 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       return [...held.values()].filter((s) => owned.has(s.shard));
     },
     async start() {
+      // After a rejoin of this tail's group (a coordinator that restarted),
+      // kafkajs starts from the committed offset, and there is none: back to
+      // where the held shards stand, not to the start of the log.
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        const lowest = lowestPosition();
+        if (Number.isFinite(lowest)) seekTo(lowest);
+      });
       await consumer.connect();
       await consumer.subscribe({ topics: [config.sequenceTopic], fromBeginning: true });
       await consumer.run({

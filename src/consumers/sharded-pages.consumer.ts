@@ -202,8 +202,13 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
         try {
           await heartbeat();
         } catch (error) {
+          const reason = `rebalance while waiting for answers: ${(error as Error).message}`;
+          // Only while this member is still in the group (the coordinator
+          // waits for it to rejoin): a member it no longer knows (session
+          // expired, coordinator restarted) may have lost the partition already.
+          if ((error as { type?: string }).type !== 'REBALANCE_IN_PROGRESS') throw new ChunkAbandoned(reason);
           // Kept waiting a little: the next heartbeat (after the commit) rejoins.
-          rebalancing = { reason: `rebalance while waiting for answers: ${(error as Error).message}`, until: Date.now() + REBALANCE_GRACE_MS };
+          rebalancing = { reason, until: Date.now() + REBALANCE_GRACE_MS };
           continue;
         }
         if (++waited % 30 === 0) {
