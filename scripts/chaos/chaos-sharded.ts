@@ -184,7 +184,7 @@ function partitionsOf(m: Member): number[] {
 const samples: { t: number; committed: number[]; end: number[] }[] = [];
 let sampling = true;
 const sampler = (async () => {
-  const kafka = new Kafka({ clientId: 'chaos-sampler', brokers: brokers.split(','), logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+  const kafka = new Kafka({ clientId: 'chaos-sampler', brokers: brokers.split(','), logLevel: logLevel.NOTHING, retry: { retries: 2, initialRetryTime: 100 } });
   let admin = kafka.admin();
   let connected = false;
   while (sampling) {

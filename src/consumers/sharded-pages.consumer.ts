@@ -64,14 +64,6 @@ export interface ShardedPagesConsumer {
 }
 
 const SESSION_TIMEOUT_MS = 6_000;
-/**
- * How long a chunk waiting for answers goes on waiting once a rebalance has
- * begun. Answers do not depend on the group (any holder of a shard answers),
- * and no member gets this partition before this one rejoins, so a chunk
- * answered meanwhile is committed instead of being appended and decided again.
- */
-const REBALANCE_GRACE_MS = 2_000;
-
 /** Thrown out of eachBatch when a rebalance begins while a chunk waits for answers. */
 class ChunkAbandoned extends Error {}
 
@@ -190,26 +182,17 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       const offsets = await appender.append(probes.map((p) => ({ topic: config.sequenceTopic, partition: 0, key: p.id, value: p.value })));
       probes.forEach((p, i) => answers.sequenced(p.key, offsets[i]!));
       let waited = 0;
-      let rebalancing: { reason: string; until: number } | null = null;
       for (;;) {
-        const tick = new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), rebalancing ? 100 : 1000));
+        const tick = new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), 1000));
         if ((await Promise.race([allAnswered.then(() => 'done' as const), tick])) === 'done') break;
         if (!isRunning()) throw new ChunkAbandoned('consumer stopping');
-        if (rebalancing) {
-          if (Date.now() >= rebalancing.until) throw new ChunkAbandoned(rebalancing.reason);
-          continue;
-        }
         try {
           await heartbeat();
         } catch (error) {
-          const reason = `rebalance while waiting for answers: ${(error as Error).message}`;
-          // Only while this member is still in the group (the coordinator
-          // waits for it to rejoin): a member it no longer knows (session
-          // expired, coordinator restarted) may have lost the partition already.
-          if ((error as { type?: string }).type !== 'REBALANCE_IN_PROGRESS') throw new ChunkAbandoned(reason);
-          // Kept waiting a little: the next heartbeat (after the commit) rejoins.
-          rebalancing = { reason, until: Date.now() + REBALANCE_GRACE_MS };
-          continue;
+          // Not waited out: with partitions consumed concurrently, another
+          // partition's batch makes the consumer rejoin at once, and this
+          // partition may go to another member while this chunk would commit.
+          throw new ChunkAbandoned(`rebalance while waiting for answers: ${(error as Error).message}`);
         }
         if (++waited % 30 === 0) {
           logger.warn('still waiting for shard answers', { partition, pages: outstanding, seconds: waited, lowWatermark: answers.join.watermark });
