@@ -284,9 +284,25 @@ async function killOne(n: number): Promise<void> {
   say(`kill ${n}: SIGKILL ${victim.name} (partitions ${victimPartitions.join(',')}), restarted after ${restartDelaySeconds} s, ready ${restartReadySeconds.toFixed(1)} s later`);
 }
 
-async function drained(): Promise<boolean> {
+/** A sample taken after `since` shows every partition within `lag` records of its end. */
+function caughtUp(since: number, lag: number): boolean {
   const last = samples.at(-1);
-  return last !== undefined && Date.now() - last.t < 3000 && last.committed.every((c, p) => c >= last.end[p]!);
+  return last !== undefined && last.t > since && last.committed.every((c, p) => c + lag >= last.end[p]!);
+}
+
+let publishedAt = Infinity;
+async function drained(): Promise<boolean> {
+  return caughtUp(publishedAt, 0);
+}
+
+/** After a fault of the whole group, the next SIGKILL waits until the group has caught up again: one fault at a time. */
+async function settle(notes: Record<string, unknown>): Promise<void> {
+  const since = Date.now();
+  try {
+    notes.caughtUpAfterMs = await waitUntil('the group to catch up', async () => caughtUp(since, 50), 120_000, 500);
+  } catch (error) {
+    notes.notCaughtUp = (error as Error).message;
+  }
 }
 
 let ok = false;
@@ -325,6 +341,7 @@ try {
     notes.brokerDownSeconds = (Date.now() - killedAt) / 1000;
     notes.brokerAnswersAfterMs = await waitUntil('the broker to answer', () => brokerAnswers(brokers), 120_000, 500);
     notes.instancesReadyAfterMs = Math.max(...(await readyAll()));
+    await settle(notes);
   });
   await runKills(brokerAfter, hangAfter);
   mark();
@@ -337,6 +354,7 @@ try {
       await sleep(Math.max(0, frozenAt + params.hangSeconds * 1000 - Date.now()));
       registryService.signal('SIGCONT');
       notes.instancesReadyAfterMs = Math.max(...(await readyAll()));
+      await settle(notes);
     });
   }
   await runKills(hangAfter, wipeAfter);
@@ -348,11 +366,13 @@ try {
     for (const m of members) m.supervisor.start();
     await readyAll();
     notes.readyAfterSeconds = (Date.now() - at) / 1000;
+    await settle(notes);
   });
   await runKills(wipeAfter, params.kills);
   mark();
 
   await publishing;
+  publishedAt = Date.now();
   await phase('drain', async (notes) => {
     try {
       notes.drainedAfterMs = await waitUntil('every input record committed', drained, params.drainSeconds * 1000, 1000);
