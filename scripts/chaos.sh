@@ -8,6 +8,7 @@
 #
 #   bash scripts/chaos.sh                         # the full run (about 10 minutes on 2 cores)
 #   CHAOS_KILLS=3 CHAOS_PAGES=500 CHAOS_PUBLISH_SECONDS=30 bash scripts/chaos.sh   # a quick one
+#   CHAOS_MODE=sharded bash scripts/chaos.sh      # 3 instances, standbys: scripts/chaos/chaos-sharded.ts
 #   bash scripts/chaos.sh --record                # write the tracked bench/results/chaos.json
 #
 # The report goes to $INFRA_STATE_DIR/chaos.json (not tracked) unless --record or
@@ -67,7 +68,8 @@ source "$INFRA_STATE_DIR/env"
 rm -rf "$INFRA_STATE_DIR/chaos"
 
 set +e
-node dist/scripts/chaos/chaos-run.js &
+if [ "${CHAOS_MODE:-single}" = sharded ]; then DRIVER=chaos-sharded; else DRIVER=chaos-run; fi
+node "dist/scripts/chaos/$DRIVER.js" &
 DRIVER_PID=$!
 wait "$DRIVER_PID"
 status=$?

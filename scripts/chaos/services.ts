@@ -69,13 +69,17 @@ export function createPipelineSupervisor(options: { cli: string; env: Record<str
     });
   }
 
+  /** SIGKILL, and no restart until start() is called. */
+  async function kill(): Promise<void> {
+    if (!child) return;
+    expectingExit = true;
+    child.kill('SIGKILL');
+    await exited;
+    expectingExit = false;
+  }
+
   async function killAndRestart(): Promise<void> {
-    if (child) {
-      expectingExit = true;
-      child.kill('SIGKILL');
-      await exited;
-      expectingExit = false;
-    }
+    await kill();
     start();
   }
 
@@ -99,6 +103,7 @@ export function createPipelineSupervisor(options: { cli: string; env: Record<str
     },
     /** SIGKILL and start again at once: the crash under test. */
     killAndRestart,
+    kill,
     /** Graceful stop (SIGTERM: commit, snapshot), SIGKILL after the grace period. */
     async stop(graceMs = 30_000): Promise<void> {
       stopped = true;

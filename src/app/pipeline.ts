@@ -187,12 +187,13 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   let fail!: (error: unknown) => void;
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
   const appender = createLogAppender(kafka);
-  await appender.connect();
-  closers.push('log appender', () => appender.disconnect());
   const answers = createAnswerTail({ kafka, config, metrics, logger });
-  await answers.start();
-  closers.push('answers tail', () => answers.stop());
-  const cluster = await clusterId(kafka);
+  // Independent round trips, at once: a restarted instance is ready sooner.
+  const [appenderUp, answersUp, clusterUp] = await Promise.allSettled([appender.connect(), answers.start(), clusterId(kafka)]);
+  if (appenderUp.status === 'fulfilled') closers.push('log appender', () => appender.disconnect());
+  if (answersUp.status === 'fulfilled') closers.push('answers tail', () => answers.stop());
+  for (const outcome of [appenderUp, answersUp, clusterUp]) if (outcome.status === 'rejected') throw outcome.reason;
+  const cluster = (clusterUp as PromiseFulfilledResult<string>).value;
   holder = createShardHolder({ kafka, clusterId: cluster, fingerprintVersion: version, snapshots: { read: (dir, tier) => readSnapshot(dir, tier ? { pageTier: tier } : {}), write: writeSnapshot, tier: pageTierIn }, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
   await holder.start();
   closers.push('shard holder', () => holder!.stop());

@@ -33,7 +33,10 @@ export function createAnswerTail(options: { kafka: Kafka; config: DedupConfig; m
   const join = new AnswerJoin(config.shards);
   const waiters = new Map<string, (completion: Completion) => void>();
   const consumer: Consumer = kafka.consumer({
-    groupId: `${config.groupId}-answers-${config.instanceId}`,
+    // A group of its own per start: nothing is committed in it, and a group
+    // of the same name would make a restarted instance wait for its dead
+    // member's session to expire before it could read.
+    groupId: `${config.groupId}-answers-${config.instanceId}-${process.pid}-${Date.now().toString(36)}`,
     readUncommitted: false,
     maxBytesPerPartition: 4 * 1024 * 1024,
     maxWaitTimeInMs: 100,
@@ -47,7 +50,10 @@ export function createAnswerTail(options: { kafka: Kafka; config: DedupConfig; m
       await consumer.connect();
       await consumer.subscribe({ topics: [config.answersTopic], fromBeginning: false });
       await consumer.run({
-        autoCommit: false,
+        // Committed so that a rejoin of this tail's group (a coordinator that
+        // restarted) resumes where it was: kafkajs then starts from the
+        // committed offset, and without one from the end, skipping answers.
+        autoCommit: true,
         eachBatch: async ({ batch, heartbeat }) => {
           for (const message of batch.messages) {
             try {

@@ -244,6 +244,9 @@ export function pagesGroupConsumer(options: {
   logger: Logger;
   onFatal: (error: unknown) => void;
   partitionAssigners?: ConsumerConfig['partitionAssigners'];
+  /** Sharded mode notices a dead member sooner (see sharded-pages.consumer.ts). */
+  sessionTimeout?: number;
+  heartbeatInterval?: number;
 }): { consumer: Consumer; health: ConsumerHealth } {
   const { kafka, config, metrics, logger, onFatal } = options;
   const consumer: Consumer = kafka.consumer({
@@ -251,8 +254,8 @@ export function pagesGroupConsumer(options: {
     // kafkajs heartbeats only between chunks, so a chunk (and a snapshot)
     // must finish well inside this; it is also how long a killed instance's
     // partitions wait before a restarted one gets them.
-    sessionTimeout: 20_000,
-    heartbeatInterval: 3_000,
+    sessionTimeout: options.sessionTimeout ?? 20_000,
+    heartbeatInterval: options.heartbeatInterval ?? 3_000,
     rebalanceTimeout: 60_000,
     // Large enough that a fetch fills a whole chunk of maxBatchRecords
     // 30 KB pages: with 4 MiB a transaction carried ~130 pages at most.

@@ -12,6 +12,10 @@
  * partition, and its position is one past the last sequence it recorded: the
  * tail seeks back there and re-applies, which re-sends identical hits and
  * changelog entries (harmless: they are deterministic), never skips one.
+ *
+ * Warm standbys write what owners write (src/dedup/shard-outputs.ts says why
+ * and in which order): a verdict is visible only once the page it records is
+ * in the changelog, whichever holder dies when.
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
@@ -19,13 +23,14 @@ import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { FingerprintIndex, TablePlan } from '../index/index.js';
 import type { PageStore } from '../dedup/page-store.js';
-import { ShardState, applySequenced } from '../dedup/shard-state.js';
+import { ShardState } from '../dedup/shard-state.js';
+import { applyBatch, watermarkOf, type Holding, type SequencedInput, type ShardOutput } from '../dedup/shard-outputs.js';
 import type { AnswerRecord } from '../dedup/shard-protocol.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
-import { sketchFromWire, sketchToWire } from '../wire/sketch-wire.js';
+import { sketchFromWire } from '../wire/sketch-wire.js';
 import { FINGERPRINT_VERSION_HEADER, endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
 import { join } from 'node:path';
 import type { PageTier } from '../dedup/blob-store.js';
@@ -71,9 +76,8 @@ export interface ShardHolder {
   start(): Promise<void>;
   /**
    * Holds exactly these shards from now on: restores new ones, drops the
-   * others. Owned shards answer (hits, watermarks) and write their changelog;
-   * standby shards only apply the sequence, so that taking one over (a
-   * failover) needs no restore.
+   * others. Every held shard answers and writes its changelog; owned ones are
+   * also snapshotted. A standby copy makes a failover need no restore.
    */
   hold(owned: readonly number[], standby?: readonly number[]): Promise<void>;
   /** True when every shard assigned to this instance is restored and applying. */
@@ -97,6 +101,12 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   let restoring = 0;
   let sequenceEnd = 0;
   let started = false;
+  /**
+   * Set when an append failed: memory is then ahead of what is durable, and
+   * a watermark written after that (at a rebalance, before the process
+   * stops) could make a verdict visible whose page is not in the changelog.
+   */
+  let broken = false;
   /** Serialises batch application and changes to the held set. */
   let lock: Promise<void> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
@@ -109,23 +119,16 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
   };
 
   const consumer: Consumer = kafka.consumer({
-    // Per instance and never committed: the position lives in the shards.
-    groupId: `${config.groupId}-sequence-${config.instanceId}`,
+    // Never committed: the position lives in the shards.
+    // A group of its own per start: nothing is committed in it, and a group
+    // of the same name would make a restarted instance wait for its dead
+    // member's session to expire before it could read.
+    groupId: `${config.groupId}-sequence-${config.instanceId}-${process.pid}-${Date.now().toString(36)}`,
     readUncommitted: false,
     maxBytesPerPartition: 4 * 1024 * 1024,
     maxWaitTimeInMs: 100,
     allowAutoTopicCreation: false,
   });
-
-  function watermark(): LogRecord {
-    const shards = [...held.keys()].filter((s) => owned.has(s));
-    return {
-      topic: config.answersTopic,
-      partition: 0,
-      key: null,
-      value: encodeShardRecord({ type: 'watermark', instance: config.instanceId, shards, upTo: shards.map((s) => held.get(s)!.position) }),
-    };
-  }
 
   /** The lowest position of the held shards: where the tail must be to move them all. */
   function lowestPosition(): number {
@@ -233,50 +236,54 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     logger.info('shard snapshots written', { reason, shards: owned.size, pages, seconds: (Date.now() - started) / 1000 });
   }
 
+  /** The held shards with their roles, in the order the outputs name them. */
+  function holdings(): Holding[] {
+    return [...held.values()].map((state) => ({ state, owner: owned.has(state.shard) }));
+  }
+
+  function watermark(): LogRecord {
+    return answer(watermarkOf(holdings(), config.instanceId));
+  }
+
+  async function toLogRecord(output: ShardOutput): Promise<LogRecord> {
+    if (output.kind === 'answer') return answer(output.record);
+    const { shard, ...change } = output.change;
+    return {
+      topic: config.fingerprintsTopic,
+      partition: shard,
+      key: change.id,
+      headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion },
+      value: await codec.encodeChange({ ...change, duplicateOf: null, distance: 0 }),
+    };
+  }
+
   async function apply(messages: { offset: string; value: Buffer | null }[]): Promise<number> {
-    const out: LogRecord[] = [];
-    const shards = [...held.values()];
-    let applied = 0;
+    const inputs: SequencedInput[] = [];
     for (const message of messages) {
       const sequence = Number(message.offset);
-      if (!shards.some((s) => s.position === sequence)) continue;
-      applied++;
-      let record;
       try {
-        record = decodeSequenceRecord(message.value);
+        const record = decodeSequenceRecord(message.value);
+        inputs.push({ sequence, record, sketch: sketchFromWire(record.sketch) });
       } catch (error) {
         // Not ours (the topic is internal): skip it, loudly. Every shard moves past it alike.
         metrics.errors.inc({ code: errorCode(error) });
         logger.error('skipping an undecodable sequence record', { offset: message.offset, error });
-        for (const s of shards) if (s.position === sequence) s.position = sequence + 1;
-        continue;
-      }
-      const sketch = sketchFromWire(record.sketch);
-      const result = applySequenced(shards, shardCount, record, sequence, sketch);
-      const source = { partition: record.partition, offset: record.offset };
-      for (const hit of result.hits) if (owned.has(hit.shard)) out.push(answer({ type: 'hit', sequence, ...source, ...hit }));
-      if (result.repeat && owned.has(result.repeat.shard)) {
-        const { sketch: repeatSketch, ...repeat } = result.repeat;
-        out.push(answer({ type: 'repeat', sequence, ...source, ...repeat, ...(repeatSketch === null ? {} : { sketch: sketchToWire(repeatSketch)! }) }));
-      }
-      if (result.inserted && owned.has(result.inserted.shard)) {
-        out.push({
-          topic: config.fingerprintsTopic,
-          partition: result.inserted.shard,
-          key: record.id,
-          headers: { [FINGERPRINT_VERSION_HEADER]: options.fingerprintVersion },
-          value: await codec.encodeChange({ id: record.id, hi: record.hi >>> 0, lo: record.lo >>> 0, short: record.short, duplicateOf: null, distance: 0, fetchedAt: record.type === 'probe' ? record.fetchedAt : 0, sequence, sketch }),
-        });
+        inputs.push({ sequence, record: null, sketch: null });
       }
     }
-    if (applied === 0) return 0;
-    // Pages no probe can see any more are freed: three windows behind, so a
-    // page asked again as of its first sequence still meets what it met.
-    if (config.maxFingerprints > 0) for (const shard of shards) shard.evictBefore(shard.position - 3 * config.maxFingerprints);
-    out.push(watermark());
-    const offsets = await appender.append(out);
-    for (let i = 0; i < out.length; i++) {
-      if (out[i]!.topic === config.fingerprintsTopic) changelogNext.set(out[i]!.partition, BigInt(offsets[i]!) + 1n);
+    const { applied, appends } = applyBatch(holdings(), shardCount, config.instanceId, inputs, config.maxFingerprints);
+    for (const outputs of appends) {
+      const out = await Promise.all(outputs.map(toLogRecord));
+      let offsets: number[];
+      try {
+        offsets = await appender.append(out);
+      } catch (error) {
+        broken = true;
+        throw error;
+      }
+      for (let i = 0; i < out.length; i++) {
+        if (out[i]!.topic === config.fingerprintsTopic) changelogNext.set(out[i]!.partition, BigInt(offsets[i]!) + 1n);
+      }
     }
     return applied;
   }
@@ -293,6 +300,13 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
       return [...held.values()].filter((s) => owned.has(s.shard));
     },
     async start() {
+      // After a rejoin of this tail's group (a coordinator that restarted),
+      // kafkajs starts from the committed offset, and there is none: back to
+      // where the held shards stand, not to the start of the log.
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        const lowest = lowestPosition();
+        if (Number.isFinite(lowest)) seekTo(lowest);
+      });
       await consumer.connect();
       await consumer.subscribe({ topics: [config.sequenceTopic], fromBeginning: true });
       await consumer.run({
@@ -335,7 +349,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     hold(ownedShards, standbyShards = []) {
       const shards = [...new Set([...ownedShards, ...standbyShards])];
       wanted = shards;
-      return exclusive(async () => {
+      const roles = exclusive(async () => {
         const keep = new Set(shards);
         for (const s of [...held.keys()]) {
           if (!keep.has(s)) {
@@ -351,27 +365,38 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
         }
         owned.clear();
         for (const s of ownedShards) owned.add(s);
-        const fresh = shards.filter((s) => !held.has(s));
         metrics.shardsHeld.set(owned.size);
         metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
+        return shards.filter((s) => !held.has(s));
+      });
+      return roles.then(async (fresh) => {
         if (fresh.length === 0) return;
         restoring++;
         try {
-          let lowest = Infinity;
-          for (const s of fresh) {
-            const state = await restore(s, owned.has(s) ? 'owner' : 'standby');
-            held.set(s, state);
-            if (state.position < lowest) lowest = state.position;
-          }
-          // Re-apply from the lowest restored position; held shards that are
-          // ahead skip what they have applied.
-          seekTo(lowest);
+          // Restored outside the lock: the shards held already go on applying
+          // and answering meanwhile, so pages do not wait for a restore. In
+          // parallel: most of a small shard's restore is the replay consumer
+          // joining its group, not reading.
+          const restored = await Promise.all(fresh.map((s) => restore(s, owned.has(s) ? 'owner' : 'standby')));
+          await exclusive(async () => {
+            let lowest = Infinity;
+            for (const state of restored) {
+              // A later assignment may have taken it away, or restored it already.
+              if (!wanted.includes(state.shard) || held.has(state.shard)) continue;
+              held.set(state.shard, state);
+              if (state.position < lowest) lowest = state.position;
+            }
+            if (lowest === Infinity) return;
+            // Re-apply from the lowest restored position; held shards that are
+            // ahead skip what they have applied.
+            seekTo(lowest);
+            metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
+            // Say where the held shards stand now, even if no record follows.
+            if (!broken) await appender.append([watermark()]);
+          });
         } finally {
           restoring--;
         }
-        metrics.standbyShardsHeld.set(held.size - [...held.keys()].filter((s) => owned.has(s)).length);
-        // Say where the held shards stand now, even if no record follows.
-        await appender.append([watermark()]);
       });
     },
     async stop() {

