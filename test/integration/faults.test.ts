@@ -10,7 +10,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,10 +104,11 @@ test('a start-up failure exits non-zero instead of hanging', { timeout: 180_000 
 test('an interval snapshot that cannot be written does not stop consumption', { timeout: 300_000 }, async () => {
   const s = await setUp('snapfail');
   try {
-    // The state "directory" is a file: every snapshot write fails (ENOTDIR), like a full disk.
-    const notADir = join(s.stateDir, 'not-a-directory');
-    await writeFile(notADir, 'x');
-    const p = await s.start({ DEDUP_STATE_DIR: notADir, DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' });
+    // A directory (not empty) stands where the snapshot file goes: every snapshot write fails at
+    // its rename (EISDIR), as one that cannot be written. The state directory itself stays
+    // usable: the page store's disk tier lives there too.
+    await mkdir(join(s.stateDir, 'dedup-state.snapshot', 'in-the-way'), { recursive: true });
+    const p = await s.start({ DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' });
     await p.waitReady();
     const pages = jsonPages(600, 9);
     const half = pages.slice(0, 300);
