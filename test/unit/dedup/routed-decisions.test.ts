@@ -26,17 +26,9 @@ import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { FingerprintIndex, planFromBlocks, type TablePlan } from '../../../src/index/index.js';
 import { shareBand } from '../../support/sketch-bands-oracle.js';
+import { mulberry32 } from '../../support/rng.js';
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 interface Page { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sketch: Uint8Array }
 

@@ -29,20 +29,12 @@ import { AnswerJoin, sourceKey } from '../../../src/dedup/answer-join.js';
 import type { ProbeRecord } from '../../../src/dedup/shard-protocol.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
 import { planShardAssignment } from '../../../src/kafka/shard-assigner.js';
+import { mulberry32 } from '../../support/rng.js';
 
 const PLAN = planFromBlocks(3, [16, 16, 16, 16]);
 const K = 3;
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 /** Originals, near-duplicates within and beyond k, and exact copies under new ids. */
 function pages(r: () => number, n: number): ProbeRecord[] {

@@ -16,17 +16,9 @@ import { ShardState, applySequenced, homeShard, type SequencedPage } from '../..
 import { AnswerJoin, sourceKey, type JoinedVerdict } from '../../../src/dedup/answer-join.js';
 import type { AnswerRecord } from '../../../src/dedup/shard-protocol.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
+import { mulberry32 } from '../../support/rng.js';
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 interface Page { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sketch: Uint8Array }
 

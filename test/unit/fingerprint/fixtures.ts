@@ -52,13 +52,4 @@ export function withOtherVersion(html: string, pick: number, delta: number): { h
 }
 
 /** Deterministic PRNG (mulberry32) for seeded random tests. */
-export function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 as seeded } from '../../support/rng.js';
