@@ -56,7 +56,8 @@ export class BandLog {
     this.fps[2 * ref + 1] = lo;
     this.sequences[ref] = sequence;
     this.shorts[ref] = short ? 1 : 0;
-    this.tails.set(sketch.subarray(MINHASH_BINS, SKETCH_BINS), TAIL * ref);
+    const tails = this.tails;
+    for (let i = 0; i < TAIL; i++) tails[TAIL * ref + i] = sketch[MINHASH_BINS + i]!;
     this.length = ref + 1;
     this.bands.addKeys(ref, keys, count, 0);
   }

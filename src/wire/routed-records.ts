@@ -66,9 +66,15 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 class Writer {
-  private buf = new Uint8Array(256);
-  private view = new DataView(this.buf.buffer);
+  private buf: Uint8Array;
+  private view: DataView;
   length = 0;
+
+  /** `expected`: the bytes the record will probably take, so that it is written without growing. */
+  constructor(expected = 256) {
+    this.buf = new Uint8Array(Math.max(64, expected));
+    this.view = new DataView(this.buf.buffer);
+  }
 
   private room(n: number): void {
     if (this.length + n <= this.buf.length) return;
@@ -108,17 +114,22 @@ class Writer {
     this.length += 8;
   }
 
-  bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.buf.set(b, this.length);
-    this.length += b.length;
+  bytes(b: Uint8Array, from = 0, to = b.length): void {
+    const n = to - from;
+    this.room(n);
+    const buf = this.buf;
+    // Short runs (a sketch, its tail) copy faster by hand than through a subarray and set().
+    for (let i = 0; i < n; i++) buf[this.length + i] = b[from + i]!;
+    this.length += n;
   }
 
   text(s: string): void {
-    const b = encoder.encode(s);
-    if (b.length > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${b.length} bytes is longer than the 65,535 a routed record carries`);
-    this.u16(b.length);
-    this.bytes(b);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; encoded in place, behind its length.
+    this.room(2 + 3 * s.length);
+    const { written } = encoder.encodeInto(s, this.buf.subarray(this.length + 2));
+    if (written > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${written} bytes is longer than the 65,535 a routed record carries`);
+    this.view.setUint16(this.length, written);
+    this.length += 2 + written;
   }
 
   done(): Buffer {
@@ -206,7 +217,9 @@ function header(r: Reader, type: number): void {
  * routing decides which, this only writes it.
  */
 export function encodeEntries(record: EntriesRecord): Buffer {
-  const w = new Writer();
+  let expected = 16;
+  for (const { page } of record.pages) expected += 19 + 4 * page.bandKeys.length + (page.sketch === null ? 0 : SKETCH_BINS) + (page.id === null ? 0 : 2 + page.id.length);
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(ENTRIES);
   writeChunk(w, record.chunk);
@@ -222,7 +235,7 @@ export function encodeEntries(record: EntriesRecord): Buffer {
     w.u32(page.hi);
     w.u32(page.lo);
     for (const key of page.bandKeys) w.u32(key);
-    if (page.sketch !== null) w.bytes(home ? page.sketch : page.sketch.subarray(MINHASH_BINS));
+    if (page.sketch !== null) w.bytes(page.sketch, home ? 0 : MINHASH_BINS, SKETCH_BINS);
     if (page.id !== null) w.text(page.id);
   }
   return w.done();
@@ -306,7 +319,10 @@ function readAnswer(r: Reader): PartitionAnswer {
 }
 
 export function encodeReply(record: ReplyRecord): Buffer {
-  const w = new Writer();
+  // A settled answer with an id is about 60 bytes, an unsettled one 20.
+  let expected = 16;
+  for (const { reply } of record.replies) expected += 4 + (reply.settled === null ? 0 : 80) + 20 * reply.unsettled.length;
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(REPLY);
   writeChunk(w, record.chunk);
