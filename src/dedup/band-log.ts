@@ -62,9 +62,24 @@ export class BandLog {
     this.bands.addKeys(ref, keys, count, 0);
   }
 
-  /** The refs held under any of the first `count` of `keys` (the chain rule), into bands.found; returns how many. */
-  candidates(keys: ArrayLike<number>, count: number): number {
-    return this.bands.candidatesOfKeys(keys, count);
+  /**
+   * The refs held under any of the first `count` of `keys` (the chain rule), among the pages
+   * decided before `beforeSequence`, into bands.found; returns how many.
+   */
+  candidates(keys: ArrayLike<number>, count: number, beforeSequence = Infinity): number {
+    return this.bands.candidatesOfKeys(keys, count, null, beforeSequence === Infinity ? Infinity : this.firstRefFrom(beforeSequence));
+  }
+
+  /** The first ref decided at or after `sequence` (refs follow decision order). */
+  private firstRefFrom(sequence: number): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sequences[mid]! < sequence) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   hi(ref: number): number {

@@ -72,18 +72,36 @@ export interface PartitionAnswer {
   readonly lo: number;
 }
 
+/**
+ * Unsettled candidates one reply carries at most. A page of a template shared by thousands of
+ * pages has CHAIN_LIMIT candidates under each band key, from each of the ~13 partitions its
+ * band keys reach, and round two almost always confirms the first it asks: the rest are asked
+ * for only when every candidate sent fails (IndexPartition.more, decideJoined).
+ */
+export const UNSETTLED_PER_REPLY = 4;
+
 /** A partition's reply to one page in round one. */
 export interface PartitionReply {
   /** Its closest earlier page whose eligibility the tails settle, or null. */
   readonly settled: PartitionAnswer | null;
   /**
    * Candidates closer than `settled` whose eligibility needs both sketches (round two, at their
-   * homes), named by sequence (id null) and with the same content numbers as the page.
+   * homes), named by sequence (id null) and with the same content numbers as the page: the
+   * closest (then earliest) first, at most UNSETTLED_PER_REPLY.
    */
   readonly unsettled: readonly PartitionAnswer[];
+  /** Whether candidates after the last of `unsettled` were left out: IndexPartition.more gives them. */
+  readonly more: boolean;
+}
+
+/** The next unsettled candidates of a page at one partition, after a cursor (IndexPartition.more). */
+export interface MoreUnsettled {
+  readonly unsettled: readonly PartitionAnswer[];
+  readonly more: boolean;
 }
 
 const closer = (a: PartitionAnswer, b: PartitionAnswer): boolean => a.distance < b.distance || (a.distance === b.distance && a.sequence < b.sequence);
+const byCloseness = (a: PartitionAnswer, b: PartitionAnswer): number => (closer(a, b) ? -1 : closer(b, a) ? 1 : 0);
 
 /** The closer of two answers (then the earlier). */
 export function closerAnswer(a: PartitionAnswer | null, b: PartitionAnswer | null): PartitionAnswer | null {
@@ -92,28 +110,66 @@ export function closerAnswer(a: PartitionAnswer | null, b: PartitionAnswer | nul
   return closer(b, a) ? b : a;
 }
 
-/**
- * Joins a page's round-one replies: the closest settled answer, and the unsettled candidates
- * closer than it, each once, closest (then earliest) first: the order round two asks them in.
- */
-export function joinReplies(replies: readonly PartitionReply[]): { settled: PartitionAnswer | null; unsettled: PartitionAnswer[] } {
+/** A page's round-one replies joined, and where round two may ask for more. */
+export interface JoinedReplies {
+  /** The closest settled answer of every partition. */
+  readonly settled: PartitionAnswer | null;
+  /** The unsettled candidates sent that are closer than `settled`, each once, closest (then earliest) first. */
+  readonly unsettled: PartitionAnswer[];
+  /** The partitions that left candidates out, each with the last candidate it sent (the cursor). */
+  readonly open: { partition: number; last: PartitionAnswer }[];
+}
+
+/** Joins a page's round-one replies, each with the partition that sent it. */
+export function joinReplies(replies: readonly { partition: number; reply: PartitionReply }[]): JoinedReplies {
   let settled: PartitionAnswer | null = null;
-  for (const r of replies) settled = closerAnswer(settled, r.settled);
+  for (const { reply } of replies) settled = closerAnswer(settled, reply.settled);
   const bySequence = new Map<number, PartitionAnswer>();
-  for (const r of replies) for (const c of r.unsettled) if (settled === null || closer(c, settled)) bySequence.set(c.sequence, c);
-  return { settled, unsettled: [...bySequence.values()].sort((a, b) => (closer(a, b) ? -1 : closer(b, a) ? 1 : 0)) };
+  const open: { partition: number; last: PartitionAnswer }[] = [];
+  for (const { partition, reply } of replies) {
+    for (const c of reply.unsettled) if (settled === null || closer(c, settled)) bySequence.set(c.sequence, c);
+    if (reply.more && reply.unsettled.length > 0) open.push({ partition, last: reply.unsettled[reply.unsettled.length - 1]! });
+  }
+  return { settled, unsettled: [...bySequence.values()].sort(byCloseness), open };
 }
 
 /**
- * The verdict's answer: the first unsettled candidate its home confirms (confirm returns its id,
- * or null when its sketch disagrees), else the settled one.
+ * The verdict's answer: the first unsettled candidate, closest first over every partition's,
+ * that its home confirms (confirm returns its id, or null when its sketch disagrees), else the
+ * settled one. Before a candidate is asked, every partition that left candidates out after one
+ * closer than it is asked for its next ones (more), so the order is the same as if every
+ * partition had sent all of them.
  */
-export function decideJoined(joined: { settled: PartitionAnswer | null; unsettled: readonly PartitionAnswer[] }, confirm: (candidate: PartitionAnswer) => string | null): PartitionAnswer | null {
-  for (const c of joined.unsettled) {
-    const id = confirm(c);
-    if (id !== null) return { ...c, id };
+export function decideJoined(joined: JoinedReplies, confirm: (candidate: PartitionAnswer) => string | null, more: (partition: number, after: PartitionAnswer) => MoreUnsettled): PartitionAnswer | null {
+  const { settled } = joined;
+  let pending = joined.unsettled;
+  const seen = new Set<number>();
+  for (const c of pending) seen.add(c.sequence);
+  const open = joined.open.filter((o) => settled === null || closer(o.last, settled));
+  for (let i = 0; ; ) {
+    const next = i < pending.length ? pending[i]! : null;
+    // A partition's candidates left out all come after its last one sent; they may come before
+    // `next` (or be any at all, closer than the settled answer) only when that last one does.
+    const ask = open.findIndex((o) => (next === null ? settled === null || closer(o.last, settled) : closer(o.last, next)));
+    if (ask >= 0) {
+      const o = open[ask]!;
+      const got = more(o.partition, o.last);
+      const added: PartitionAnswer[] = [];
+      for (const c of got.unsettled) {
+        if ((settled !== null && !closer(c, settled)) || seen.has(c.sequence)) continue;
+        seen.add(c.sequence);
+        added.push(c);
+      }
+      if (added.length > 0) pending = pending.slice(0, i).concat(pending.slice(i), added).sort(byCloseness);
+      if (got.more && got.unsettled.length > 0) o.last = got.unsettled[got.unsettled.length - 1]!;
+      else open.splice(ask, 1);
+      continue;
+    }
+    if (next === null) return settled;
+    i++;
+    const id = confirm(next);
+    if (id !== null) return { ...next, id };
   }
-  return joined.settled;
 }
 
 /**
@@ -164,9 +220,24 @@ export class IndexPartition {
   apply(page: RoutedPage, sequence: number): PartitionReply {
     if (sequence < this.position) throw new RangeError(`partition ${this.partition}: sequence ${sequence} is behind ${this.position}`);
     this.position = sequence + 1;
-    const reply = this.probe(page);
+    const { settled, unsettled } = this.probe(page, Infinity);
     this.record(page, sequence);
-    return reply;
+    const more = unsettled.length > UNSETTLED_PER_REPLY;
+    if (more) unsettled.length = UNSETTLED_PER_REPLY;
+    return { settled, unsettled, more };
+  }
+
+  /**
+   * The unsettled candidates round one gave `page` (decided at `sequence`, as this partition got
+   * it) that come after `after`, closest first, at most UNSETTLED_PER_REPLY: the probe again, as
+   * of `sequence` (the pages decided before it), which gives what it gave then.
+   */
+  more(page: RoutedPage, sequence: number, after: PartitionAnswer): MoreUnsettled {
+    if (sequence >= this.position) throw new RangeError(`partition ${this.partition}: the page of sequence ${sequence} is not applied here yet`);
+    const unsettled = this.probe(page, sequence).unsettled.filter((c) => closer(after, c));
+    const more = unsettled.length > UNSETTLED_PER_REPLY;
+    if (more) unsettled.length = UNSETTLED_PER_REPLY;
+    return { unsettled, more };
   }
 
   /**
@@ -192,8 +263,11 @@ export class IndexPartition {
     return ref < end && store.holds(ref) && store.sequenceOf(ref) === sequence ? ref : -1;
   }
 
-  /** closestRecorded, split where it reads the sketches' bins: those candidates go unsettled. */
-  private probe(page: RoutedPage): PartitionReply {
+  /**
+   * closestRecorded, split where it reads the sketches' bins: those candidates go unsettled, all
+   * of them, closest first. Over the pages decided before `asOf` only (Infinity: all held).
+   */
+  private probe(page: RoutedPage, asOf: number): { settled: PartitionAnswer | null; unsettled: PartitionAnswer[] } {
     const { hits, store, index } = this;
     // A pair within the radius meets where one of its tables routes both pages, in the table
     // index there; a page here by its bands alone has no table entry to meet one by.
@@ -210,6 +284,7 @@ export class IndexPartition {
       const ref = hits.refs[i]!;
       const distance = hits.distances[i]!;
       const sequence = store.sequenceOf(ref);
+      if (sequence >= asOf) continue;
       const shortPair = distance > 0 && (page.short || (store.flagsOf(ref) & FLAG_SHORT) !== 0);
       if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
       if (check !== null) {
@@ -235,7 +310,7 @@ export class IndexPartition {
       // Band candidates within the radius are a table probe's (here or where their table meets);
       // beyond it they are beyond k (radius >= k), so never settled here: named by sequence for
       // round two when the tails say their numbers agree, as above.
-      const n = bands.candidates(page.bandKeys, page.bandKeys.length);
+      const n = bands.candidates(page.bandKeys, page.bandKeys.length, asOf);
       const found = bands.bands.found;
       for (let i = 0; i < n; i++) {
         const ref = found[i]!;
@@ -248,11 +323,13 @@ export class IndexPartition {
       }
     }
     const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);
-    if (settled === null) return { settled, unsettled };
-    // Only candidates closer than the settled answer can change the verdict.
-    let kept = 0;
-    for (const c of unsettled) if (c.distance < settled.distance || (c.distance === settled.distance && c.sequence < settled.sequence)) unsettled[kept++] = c;
-    unsettled.length = kept;
+    if (settled !== null) {
+      // Only candidates closer than the settled answer can change the verdict.
+      let kept = 0;
+      for (const c of unsettled) if (closer(c, settled)) unsettled[kept++] = c;
+      unsettled.length = kept;
+    }
+    unsettled.sort(byCloseness);
     return { settled, unsettled };
   }
 
