@@ -6,7 +6,6 @@
  * answers come after it too.
  */
 import type { Consumer, Kafka } from 'kafkajs';
-import type { DedupConfig } from '../config.js';
 import { errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AnswerJoin, type Completion, type WatchedPage } from '../dedup/answer-join.js';
@@ -28,7 +27,15 @@ export interface AnswerTail {
   stop(): Promise<void>;
 }
 
-export function createAnswerTail(options: { kafka: Kafka; config: DedupConfig; metrics: DedupMetrics; logger: Logger }): AnswerTail {
+/** The answers log, how many shards answer on it, and who reads it (its own group per start). */
+export interface AnswerTailOptions {
+  readonly answersTopic: string;
+  readonly shards: number;
+  readonly groupId: string;
+  readonly instanceId: string;
+}
+
+export function createAnswerTail(options: { kafka: Kafka; config: AnswerTailOptions; metrics: DedupMetrics; logger: Logger }): AnswerTail {
   const { kafka, config, metrics, logger } = options;
   const join = new AnswerJoin(config.shards);
   const waiters = new Map<string, (completion: Completion) => void>();

@@ -18,7 +18,6 @@
  * in the changelog, whichever holder dies when.
  */
 import type { Consumer, Kafka } from 'kafkajs';
-import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { FingerprintIndex, TablePlan } from '../index/index.js';
@@ -34,7 +33,7 @@ import { sketchFromWire } from '../wire/sketch-wire.js';
 import { FINGERPRINT_VERSION_HEADER, endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
 import { join } from 'node:path';
 import type { PageTier } from '../dedup/blob-store.js';
-import { samePlan, secondStageFromConfig } from '../dedup/create-decider.js';
+import { samePlan, secondStageFromConfig, type SecondStageOptions } from '../dedup/create-decider.js';
 
 export interface ShardHolderOptions {
   kafka: Kafka;
@@ -44,13 +43,26 @@ export interface ShardHolderOptions {
   snapshots: ShardSnapshots;
   /** The fingerprint definition this build computes (changelog header, snapshot header). */
   fingerprintVersion: string;
-  config: DedupConfig;
+  config: ShardHolderSettings;
   plan: TablePlan;
   codec: RecordCodec;
   appender: LogAppender;
   metrics: DedupMetrics;
   logger: Logger;
   onFatal: (error: unknown) => void;
+}
+
+/** The logs a shard holder reads and writes, its state directory, and the decision options of its shards. */
+export interface ShardHolderSettings extends SecondStageOptions {
+  readonly sequenceTopic: string;
+  readonly answersTopic: string;
+  readonly fingerprintsTopic: string;
+  readonly shards: number;
+  readonly groupId: string;
+  readonly instanceId: string;
+  readonly maxFingerprints: number;
+  readonly stateDir: string;
+  readonly snapshotIntervalSeconds: number;
 }
 
 export interface ShardSnapshotHeader {

@@ -131,7 +131,7 @@ test('a failed transaction is fatal: no later chunk of any partition commits aft
   const logger = createLogger('error');
   const kafka = createKafka(config, logger);
   const { ensureTopics } = await import('../../src/kafka/client.js');
-  await ensureTopics(kafka, { ...config, createTopics: true }, logger);
+  await ensureTopics(kafka, config, logger);
   const codec = await createRecordCodecFromConfig(config);
   const decider = createDecider(config, planFromConfig(config));
   const metrics = createMetrics(new Registry(), { indexFingerprints: () => 0, indexBytes: () => 0, indexMemoryLimitBytes: () => 0, indexTables: () => 4, planCandidatesPerProbe: () => 0, ready: () => true });
