@@ -34,9 +34,9 @@ import { startMetricsServer, type MetricsServer } from '../metrics/metrics-serve
 import { createRecordCodecFromConfig, type RegistryCodecOptions } from '../wire/record-codec.js';
 import { createPageBatchProcessor, type ProcessorTopics } from '../consumers/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
-import { clusterId, endOffsets, replayChangelog } from '../consumers/changelog.replay.js';
-import { createVerdictProducer } from '../producers/verdict.producer.js';
-import { createLogAppender } from '../producers/log-appender.producer.js';
+import { clusterId, endOffsets, replayChangelog } from '../kafka/changelog-replay.js';
+import { createVerdictProducer } from '../kafka/verdict-producer.js';
+import { createLogAppender } from '../kafka/log-appender.js';
 import { createAnswerTail } from '../consumers/answers.consumer.js';
 import { createShardHolder, type ShardHolder } from '../consumers/sequence.consumer.js';
 import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';

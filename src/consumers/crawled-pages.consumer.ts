@@ -16,7 +16,7 @@ import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { kafkaClientId } from '../kafka/client.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
-import type { VerdictProducer } from '../producers/verdict.producer.js';
+import type { VerdictProducer } from '../kafka/verdict-producer.js';
 import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
 import { trackConsumerHealth, type ConsumerHealth, type ProgressWatch } from './consumer-health.js';
 import { createGroupCommitter } from '../producers/group-commit.js';

@@ -22,7 +22,7 @@ import { createFingerprinter } from '../../src/fingerprint/index.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { createPageBatchProcessor } from '../../src/consumers/page-batch-processor.js';
 import { createCrawledPagesConsumer } from '../../src/consumers/crawled-pages.consumer.js';
-import { createVerdictProducer, type VerdictProducer } from '../../src/producers/verdict.producer.js';
+import { createVerdictProducer, type VerdictProducer } from '../../src/kafka/verdict-producer.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { DedupError } from '../../src/errors.js';
 import { demoPages } from '../../src/producers/demo-pages.js';

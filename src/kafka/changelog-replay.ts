@@ -12,14 +12,7 @@ import { DedupError } from '../errors.js';
 import type { FingerprintChange, RecordCodec } from '../wire/record-codec.js';
 import type { Decider, RestoredDecision } from '../dedup/decider.js';
 import type { Logger } from '../logger.js';
-
-/**
- * Record header naming the fingerprint definition (feature options, the
- * fingerprinter's definition number, Unicode version) a changelog entry was
- * computed with. Fingerprints of different definitions are not comparable:
- * replay refuses to mix them.
- */
-export const FINGERPRINT_VERSION_HEADER = 'dedup.fingerprint.version';
+import { FINGERPRINT_VERSION_HEADER } from '../wire/output-record.js';
 
 export interface ReplayResult {
   records: number;
