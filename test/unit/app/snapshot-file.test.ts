@@ -14,17 +14,9 @@ import { DedupError } from '../../../src/errors.js';
 import { Decider } from '../../../src/dedup/decider.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
 import { readSnapshot, readSnapshotFile, SNAPSHOT_FILE, writeSnapshot, writeSnapshotFile } from '../../../src/app/state-snapshot.js';
+import { mulberry32Uint32 } from '../../support/rng.js';
 
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+const seeded = mulberry32Uint32;
 
 const plan = planFromBlocks(3, [16, 16, 16, 16]);
 
