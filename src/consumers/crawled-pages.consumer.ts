@@ -17,7 +17,7 @@ import type { Logger } from '../logger.js';
 import { kafkaClientId } from '../kafka/client.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { VerdictProducer } from '../kafka/verdict-producer.js';
-import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
+import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from '../chunk/page-batch-processor.js';
 import { trackConsumerHealth, type ConsumerHealth, type ProgressWatch } from './consumer-health.js';
 import { createGroupCommitter } from '../producers/group-commit.js';
 

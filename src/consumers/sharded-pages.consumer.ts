@@ -39,7 +39,7 @@ import { sketchToWire } from '../wire/sketch-wire.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
 import { committedChunk, pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
-import type { PageBatchProcessor, PreparedChunk, PreparedPage } from './page-batch-processor.js';
+import type { PageBatchProcessor, PreparedChunk, PreparedPage } from '../chunk/page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
 export interface ShardedPagesConsumerOptions {

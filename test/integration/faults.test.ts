@@ -20,7 +20,7 @@ import { createKafka } from '../../src/kafka/client.js';
 import { createRecordCodecFromConfig } from '../../src/wire/record-codec.js';
 import { createFingerprinter } from '../../src/fingerprint/index.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
-import { createPageBatchProcessor } from '../../src/consumers/page-batch-processor.js';
+import { createPageBatchProcessor } from '../../src/chunk/page-batch-processor.js';
 import { createCrawledPagesConsumer } from '../../src/consumers/crawled-pages.consumer.js';
 import { createVerdictProducer, type VerdictProducer } from '../../src/kafka/verdict-producer.js';
 import { createMetrics } from '../../src/metrics/metrics.js';

@@ -6,7 +6,11 @@
  *   Kafka, HTTP, prom-client, the file system, the environment or the edges,
  *   through any chain of imports.
  * - producers/ never reaches consumers/.
+ * - The chunk step (src/chunk/: decode, fingerprint, decide, outputs, and its
+ *   worker pool) is Kafka-free: it reaches no kafkajs, kafka/, consumers/,
+ *   producers/ or app/.
  * - Only src/kafka/ imports kafkajs, save the exceptions listed below.
+ * - Config stops at start-up: below it, components take narrow options.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -120,6 +124,32 @@ test('producers/ never imports consumers/, through any chain', () => {
     for (const [dep, chain] of reachable(file)) if (dep.startsWith('consumers/')) crossings.push(chain.join(' -> '));
   }
   assert.deepEqual(crossings, []);
+});
+
+test('the chunk step is Kafka-free, through any chain', () => {
+  const step = [...GRAPH.keys()].filter((f) => f.startsWith('chunk/'));
+  assert.ok(step.length >= 3);
+  const crossings = new Set<string>();
+  for (const file of step) {
+    for (const [dep, chain] of reachable(file)) {
+      if (['kafka/', 'consumers/', 'producers/', 'app/'].some((d) => dep.startsWith(d))) crossings.add(chain.join(' -> '));
+      for (const spec of GRAPH.get(dep)!.external) if (spec === 'kafkajs' || spec.startsWith('kafkajs/')) crossings.add(`${chain.join(' -> ')} -> ${spec}`);
+    }
+  }
+  assert.deepEqual([...crossings].sort(), []);
+});
+
+/** Files below start-up that still take the whole config, each with its reason. */
+const CONFIG_EXCEPTIONS: Record<string, string> = {
+  'consumers/sharded-pages.consumer.ts': 'takes the whole config this round: narrowed when sharded mode gets its own start-up (src/modes/sharded/)',
+};
+
+test('config stops at start-up: only app/, cli/ and the library entry import config.ts, save the exceptions listed', () => {
+  const importers = [...GRAPH]
+    .filter(([file, { local }]) => local.includes('config.ts') && !file.startsWith('app/') && !file.startsWith('cli/') && file !== 'lib.ts')
+    .map(([file]) => file)
+    .sort();
+  assert.deepEqual(importers, Object.keys(CONFIG_EXCEPTIONS).sort());
 });
 
 /**

@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPageBatchProcessor, DLQ_HEADERS, type InputRecord, type OutputMessage } from '../../../src/consumers/page-batch-processor.js';
+import { createPageBatchProcessor, DLQ_HEADERS, type InputRecord, type OutputMessage } from '../../../src/chunk/page-batch-processor.js';
 import { createRecordCodec } from '../../../src/wire/record-codec.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
 import { Decider } from '../../../src/dedup/decider.js';
