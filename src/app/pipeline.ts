@@ -34,14 +34,15 @@ import { startMetricsServer, type MetricsServer } from '../metrics/metrics-serve
 import { createRecordCodecFromConfig, type RegistryCodecOptions } from '../wire/record-codec.js';
 import { createPageBatchProcessor, type ProcessorTopics } from '../chunk/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
-import { clusterId, endOffsets, replayChangelog } from '../kafka/changelog-replay.js';
+import { replayChangelog } from '../kafka/changelog-replay.js';
+import { clusterId, endOffsets, topicRecordLimits } from '../kafka/admin.js';
 import { createVerdictProducer } from '../kafka/verdict-producer.js';
 import { createLogAppender } from '../kafka/log-appender.js';
 import { createAnswerTail } from '../consumers/answers.consumer.js';
 import { createShardHolder, type ShardHolder } from '../consumers/sequence.consumer.js';
 import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';
 import type { ShardState } from '../dedup/shard-state.js';
-import { createKafka, ensureTopics, topicRecordLimits } from '../kafka/client.js';
+import { createKafka, ensureTopics } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
 import { filePageTier } from '../storage/file-blob-store.js';

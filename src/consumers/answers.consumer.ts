@@ -11,7 +11,7 @@ import type { Logger } from '../logger.js';
 import { AnswerJoin, type Completion, type WatchedPage } from '../dedup/answer-join.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import { decodeAnswerRecord } from '../wire/shard-records.js';
-import { endOffsets } from '../kafka/changelog-replay.js';
+import { endOffsets } from '../kafka/admin.js';
 
 export interface AnswerTail {
   start(): Promise<void>;

@@ -6,7 +6,7 @@
  * kafkajs directly, so the client can be swapped in one place.
  */
 import { readFileSync } from 'node:fs';
-import kafkajs, { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
+import { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { DedupError } from '../errors.js';
 import { kafkaLogCreator, type Logger } from '../logger.js';
 
@@ -165,30 +165,4 @@ async function checkShardTopics(admin: Admin, config: TopicLayout): Promise<void
     if (partitions.get(topic) !== 1) problems.push(`${topic} has ${partitions.get(topic)} partitions; it must have exactly 1 (its offsets are the global order)`);
   }
   if (problems.length > 0) throw new DedupError('CONFIG_INVALID', problems.join('; '));
-}
-
-/**
- * The largest record value each topic accepts (max.message.bytes), read once
- * at start-up so oversized verdicts are dead-lettered rather than refused in
- * a transaction. Topics whose config cannot be read are left out (unchecked).
- */
-export async function topicRecordLimits(kafka: Kafka, topics: readonly string[]): Promise<Map<string, number>> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const { resources } = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: topics.map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
-    });
-    const limits = new Map<string, number>();
-    for (const r of resources) {
-      const entry = r.configEntries.find((e) => e.configName === 'max.message.bytes');
-      if (r.errorCode === 0 && entry && Number(entry.configValue) > 0) limits.set(r.resourceName, Number(entry.configValue));
-    }
-    return limits;
-  } catch (error) {
-    throw new DedupError('KAFKA', `reading the output topics' max.message.bytes failed: ${(error as Error).message}`, { cause: error, retriable: true });
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
 }
