@@ -32,7 +32,7 @@ export interface SecondStageOptions {
 }
 
 /** Everything createDecider reads: the plan, the second stage and the eviction limits. */
-export interface DeciderOptions extends Omit<PlanOptions, 'secondStageBands'>, SecondStageOptions {
+export interface CreateDeciderOptions extends Omit<PlanOptions, 'secondStageBands'>, SecondStageOptions {
   readonly maxFingerprints: number;
   readonly maxAgeSeconds: number;
 }
@@ -68,7 +68,7 @@ export function planFromConfig(config: PlanOptions): TablePlan {
 }
 
 /** `tier`: where a new page store keeps its records, ids and sketches (in memory if absent; the service gives a file). */
-export function createDecider(config: DeciderOptions, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }, tier?: PageTier): Decider {
+export function createDecider(config: CreateDeciderOptions, plan: TablePlan, state?: { index: FingerprintIndex; store: PageStore }, tier?: PageTier): Decider {
   return new Decider({
     index: state?.index ?? FingerprintIndex.create({ plan, initialCapacity: Math.min(config.expectedFingerprints, 1 << 20) }),
     // Grown by doubling, not pre-sized: a snapshot writes the hash table whole.
