@@ -31,6 +31,7 @@ import { sketchToWire, sketchFromWire } from '../../src/wire/sketch-wire.js';
 import { planFromBlocks } from '../../src/index/index.js';
 import type { SecondStage } from '../../src/dedup/decider.js';
 import { SKETCH_BINS } from '../../src/fingerprint/index.js';
+import { mulberry32 } from '../../src/mulberry32.js';
 
 const PAGES = Number(process.argv[2] ?? 200_000);
 const PARTITIONS = Number(process.argv[3] ?? 64);
@@ -46,8 +47,7 @@ const PLAN = planFromBlocks(3, [16, 16, 16, 16]);
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'scale.json');
 
-let seed = 0x2545f491;
-const rand = (): number => ((seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0), seed / 4294967296);
+const rand = mulberry32(0x2545f491);
 const word = (): number => (rand() * 2 ** 32) >>> 0;
 
 interface Page { id: string; hi: number; lo: number; short: boolean; sketch: Uint8Array }
