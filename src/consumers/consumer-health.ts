@@ -5,7 +5,13 @@
  *
  * The rule (createProgressWatch, pure, with an injected clock):
  *   - records wait when a fetched batch is being decided, or when the last
- *     batch of an owned partition left records behind it (lag > 0);
+ *     batch of an owned partition, in the current assignment, left records
+ *     behind it (lag > 0). A new assignment forgets every lag: the positions
+ *     are read again from the committed offsets, which another member may have
+ *     moved to the end meanwhile (a member paused past its session, whose
+ *     partitions were decided by the others before it rejoined with them).
+ *     The next fetch tells what waits: a partition with records returns a
+ *     batch at once, and one without never does;
  *   - while records wait, a verdict must commit at least every `stallMs`
  *     (counted from the last commit, or from the moment they began to wait
  *     if that is later): otherwise not ready;
@@ -27,9 +33,9 @@ export interface ProgressWatch {
   begin(partition: number): void;
   /** A chunk's verdicts (or dead letters) committed. */
   committed(): void;
-  /** The batch of `partition` is over (decided, given up or failed); `lag` records remain behind it. */
+  /** The batch of `partition` is over (decided, given up or failed); `lag` records remain behind it (ignored for a batch of an earlier assignment). */
   end(partition: number, lag: number): void;
-  /** The partitions owned now; what is known of any other is forgotten. */
+  /** A new assignment: the partitions owned now. What was known of lag is forgotten (positions are read again). */
   assigned(partitions: Iterable<number>): void;
   /** A fetch was answered. */
   fetched(): void;
@@ -43,8 +49,12 @@ export function createProgressWatch(options: { stallMs?: number; fetchStaleMs?: 
   const stallMs = options.stallMs ?? STALL_MS;
   const fetchStaleMs = options.fetchStaleMs ?? FETCH_STALE_MS;
   const now = options.now ?? Date.now;
-  const inFlight = new Set<number>();
+  /** Per partition whose batch is being decided: the assignment it was fetched in. */
+  const inFlight = new Map<number, number>();
+  /** Records left behind by the last batch of a partition, in the current assignment. */
   const lag = new Map<number, number>();
+  /** Counts assignments: a batch fetched in an earlier one knows nothing of what waits now. */
+  let generation = 0;
   /** The partitions assigned (null until the first assignment). */
   let owned: Set<number> | null = null;
   let lastFetch = now();
@@ -64,7 +74,7 @@ export function createProgressWatch(options: { stallMs?: number; fetchStaleMs?: 
   return {
     begin(partition) {
       const was = waiting();
-      inFlight.add(partition);
+      inFlight.set(partition, generation);
       update(was);
     },
     committed() {
@@ -72,17 +82,24 @@ export function createProgressWatch(options: { stallMs?: number; fetchStaleMs?: 
     },
     end(partition, remaining) {
       const was = waiting();
+      const fetchedIn = inFlight.get(partition) ?? generation;
       inFlight.delete(partition);
-      // A batch given up at a rebalance may end after the new assignment: a partition gone is not waited on here.
-      if (remaining > 0 && (owned === null || owned.has(partition))) lag.set(partition, remaining);
-      else lag.delete(partition);
+      // A batch given up at a rebalance may end after the new assignment: its
+      // lag is of the old one (another member may have decided those records
+      // since), and a partition gone is not waited on here at all.
+      if (fetchedIn === generation) {
+        if (remaining > 0 && (owned === null || owned.has(partition))) lag.set(partition, remaining);
+        else lag.delete(partition);
+      }
       update(was);
     },
     assigned(partitions) {
       const was = waiting();
       owned = new Set(partitions);
-      for (const p of [...lag.keys()]) if (!owned.has(p)) lag.delete(p);
-      // A batch still in flight for a partition that moved away ends through end().
+      generation++;
+      // What waited is read again from the committed offsets; the next fetch tells.
+      lag.clear();
+      // A batch still in flight (of the last assignment) waits until it ends through end().
       lastFetch = now();
       update(was);
     },

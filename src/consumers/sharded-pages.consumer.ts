@@ -39,6 +39,7 @@ import { sketchToWire } from '../wire/sketch-wire.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
 import { committedChunk, pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
+import { createPartitionFences } from './partition-fences.js';
 import type { PageBatchProcessor, PreparedChunk, PreparedPage } from '../chunk/page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
@@ -64,12 +65,12 @@ export interface ShardedPagesConsumer {
 }
 
 /**
- * The broker's floor (6 s) would notice a dead member soonest, but a member
- * paused past its session (SIGSTOP for 15 s in test/integration/readiness.test.ts)
- * rejoined and never became ready again; until that is understood, the
- * session stays at single mode's 20 s.
+ * The broker's floor: a dead member is noticed soonest. A member paused past
+ * it (a long GC, SIGSTOP) is dropped and rejoins; its partitions are decided
+ * by the others meanwhile, and it fences them again when it gets them back
+ * (partition-fences.ts).
  */
-const SESSION_TIMEOUT_MS = 20_000;
+const SESSION_TIMEOUT_MS = 6_000;
 /** Thrown out of eachBatch when a rebalance begins while a chunk waits for answers. */
 class ChunkAbandoned extends Error {}
 
@@ -97,17 +98,8 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     halted = true;
     onFatal(error);
   };
-  const producers = new Map<number, Promise<VerdictProducer>>();
   /** The input partitions of the current assignment. */
   let assigned = new Set<number>();
-  /**
-   * Per partition since the last assignment: the committed offset read after
-   * this member's producer fenced the partition's previous owner. kafkajs
-   * reads committed offsets when the group is joined, before that: an owner
-   * that lost the partition could still be committing a chunk then, and its
-   * records would be decided twice. Records below this offset are skipped.
-   */
-  const fencedFrom = new Map<number, bigint>();
   let admin: Admin | null = null;
 
   async function committedOffset(partition: number): Promise<bigint> {
@@ -121,24 +113,20 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     return offset.startsWith('-') ? 0n : BigInt(offset);
   }
 
-  /** Forgets a partition's producer (fenced, or the partition went elsewhere); the next commit opens a new one. */
-  function dropProducer(partition: number): void {
-    const producer = producers.get(partition);
-    if (!producer) return;
-    producers.delete(partition);
-    void producer.then((p) => p.disconnect()).catch(() => undefined);
-  }
-
-  function producerFor(partition: number): Promise<VerdictProducer> {
-    let producer = producers.get(partition);
-    if (!producer) {
+  /**
+   * Per partition and assignment: the producer that fenced the previous owner,
+   * and the committed offset read after it. Records below it are skipped: the
+   * previous owner may have committed them after this member joined.
+   */
+  const fences = createPartitionFences<VerdictProducer>({
+    open: async (partition) => {
       const created = createVerdictProducer(kafka, `${config.groupId}-${config.pagesTopic}-${partition}`, options.maxRecordBytes);
-      producer = created.connect().then(() => created);
-      producer.catch(() => producers.delete(partition));
-      producers.set(partition, producer);
-    }
-    return producer;
-  }
+      await created.connect();
+      return created;
+    },
+    committed: committedOffset,
+    close: (producer) => producer.disconnect(),
+  });
 
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = payload.memberAssignment as Record<string, number[] | undefined>;
@@ -146,12 +134,11 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     const standby = standbyTopic ? (assignment[standbyTopic] ?? []) : [];
     const partitions = new Set(assignment[config.pagesTopic] ?? []);
     assigned = partitions;
-    fencedFrom.clear();
+    // Each partition fences again at its first batch; producers of partitions now someone else's are closed.
+    fences.assigned(partitions);
     metrics.rebalances.inc();
     const began = health.rebalancingSince || Date.now();
     logger.info('assignment', { partitions: [...partitions], shards, standby });
-    // Producers of partitions now someone else's are closed; the new owner's fences them anyway.
-    for (const partition of [...producers.keys()]) if (!partitions.has(partition)) dropProducer(partition);
     holder.hold(shards, standby).then(
       () => metrics.rebalanceDuration.observe((Date.now() - began) / 1000),
       (error: unknown) => {
@@ -247,14 +234,10 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       consumer.pause([{ topic: batch.topic }]);
       return;
     }
-    let from = fencedFrom.get(batch.partition);
-    if (from === undefined) {
-      // InitProducerId fences the previous owner and settles its open transaction; only then is the committed offset final.
-      await producerFor(batch.partition);
-      from = await committedOffset(batch.partition);
-      fencedFrom.set(batch.partition, from);
-    }
-    const kept = batch.messages.filter((m) => BigInt(m.offset) >= from!);
+    // InitProducerId fences the previous owner and settles its open transaction; only then is the committed offset final.
+    const lease = await fences.start(batch.partition);
+    const from = lease.from;
+    const kept = batch.messages.filter((m) => BigInt(m.offset) >= from);
     if (kept.length < batch.messages.length) {
       logger.info('skipping records another owner committed', { partition: batch.partition, records: batch.messages.length - kept.length, committed: from.toString() });
       if (kept.length === 0) {
@@ -279,9 +262,10 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
             if (!verdict) throw new DedupError('KAFKA', `no verdict joined for offset ${prepared.records[index]!.offset}`);
             return verdict;
           });
-          const producer = await producerFor(batch.partition);
           if (halted) return null;
-          await producer.commit(chunk.topicMessages, config.groupId, [{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+          // A new assignment began meanwhile: this chunk was fetched before the partition was fenced again.
+          if (!lease.current) throw new ChunkAbandoned('the partition was assigned again while the chunk was decided');
+          await lease.producer.commit(chunk.topicMessages, config.groupId, [{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
           metrics.transactions.inc({ outcome: 'committed' });
           return committedChunk(chunk);
         } catch (error) {
@@ -291,7 +275,8 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
           // the input side holds no decision state, so giving the chunk up loses nothing.
           const fenced = error instanceof DedupError && (error.details as { fenced?: boolean } | undefined)?.fenced === true;
           if (error instanceof ChunkAbandoned || fenced || !assigned.has(batch.partition)) {
-            if (fenced) dropProducer(batch.partition);
+            // The next batch opens a new producer and reads the committed offset again.
+            if (fenced) fences.fenced(lease);
             logger.info('chunk given up for the rebalance; the partition\u2019s next owner decides it again', { partition: batch.partition, reason: (error as Error).message });
             return null;
           }
@@ -329,8 +314,7 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
     async stop() {
       await consumer.stop().catch(() => undefined);
       await consumer.disconnect().catch(() => undefined);
-      for (const producer of producers.values()) await producer.then((p) => p.disconnect()).catch(() => undefined);
-      producers.clear();
+      await fences.close();
       await admin?.disconnect().catch(() => undefined);
     },
   };

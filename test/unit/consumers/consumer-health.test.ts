@@ -31,9 +31,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 
 /** A plain model of what waits, and the history of (time, waiting, commit, fetch) the oracle reads. */
 class Model {
-  inFlight = new Set<number>();
+  /** Per partition in flight: the assignment its batch was fetched in. */
+  inFlight = new Map<number, number>();
   lag = new Map<number, number>();
   owned: Set<number> | null = null;
+  generation = 0;
   /** Times at which the waiting state was sampled after each event (the state holds until the next sample). */
   history: { t: number; waiting: boolean }[] = [];
   commits: number[] = [];
@@ -45,14 +47,18 @@ class Model {
     const wasWaiting = this.waiting;
     switch (step.kind) {
       case 'begin':
-        this.inFlight.add(step.partition);
+        this.inFlight.set(step.partition, this.generation);
         break;
       case 'end':
-        // Only a partition's own batch ends it.
+      {
+        // Only a partition's own batch ends it; a batch of an earlier assignment tells nothing of the lag now.
+        const fetchedIn = this.inFlight.get(step.partition) ?? this.generation;
         this.inFlight.delete(step.partition);
+        if (fetchedIn !== this.generation) break;
         if (step.lag > 0 && (this.owned === null || this.owned.has(step.partition))) this.lag.set(step.partition, step.lag);
         else this.lag.delete(step.partition);
         break;
+      }
       case 'commit':
         this.commits.push(t);
         break;
@@ -61,7 +67,9 @@ class Model {
         break;
       case 'assign':
         this.owned = new Set(step.partitions);
-        for (const p of [...this.lag.keys()]) if (!this.owned.has(p)) this.lag.delete(p);
+        this.generation++;
+        // Positions are read again from the committed offsets: no lag is known until a batch of this assignment ends.
+        this.lag.clear();
         this.fetches.push(t); // joining the group is an answer from the broker
         break;
       default:
@@ -168,5 +176,47 @@ test('readiness: a frozen broker turns an idle consumer false within 10 s of its
       }
       assert.ok(t + lastAnswerAgo <= 10_000 && t > 0, `false ${t} ms after the freeze`);
     }),
+  );
+});
+
+test('readiness: records left behind before a rebalance are not waiting after it (another member may have decided them)', () => {
+  // A member paused past its session is dropped from the group; the partition's
+  // records are decided by another member meanwhile, and the paused one rejoins
+  // with its old assignment. Its fetches then find nothing (the committed offset
+  // is at the end), so no batch ever comes to say so: what it knew of the lag
+  // from before the rebalance must not keep it unready. Whether its last batch
+  // ended before the new assignment or after it.
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: PARTITIONS - 1 }),
+      fc.integer({ min: 1, max: 5000 }),
+      fc.subarray([0, 1, 2, 3]),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 20_000 }),
+      fc.integer({ min: 100, max: 5000 }),
+      (partition, lag, others, endsAfterAssignment, pausedFor, fetchEvery) => {
+        let now = 0;
+        const watch = createProgressWatch({ now: () => now });
+        const partitions = [...new Set([partition, ...others])];
+        watch.assigned(partitions);
+        watch.fetched();
+        watch.begin(partition);
+        now += pausedFor; // paused (SIGSTOP) mid-batch; dropped from the group meanwhile
+        if (!endsAfterAssignment) watch.end(partition, lag); // the chunk given up at the rebalance
+        watch.assigned(partitions); // rejoined with the same partitions
+        if (endsAfterAssignment) watch.end(partition, lag);
+        assert.equal(watch.waiting, false, 'nothing is known to wait in the new assignment');
+        // Idle fetches are answered every fetchEvery ms (<= the 5 s long poll) for a minute: ready throughout.
+        for (let t = 0; t < 60_000; t += fetchEvery) {
+          now += fetchEvery;
+          watch.fetched();
+          assert.ok(watch.progressing, `unready ${t + fetchEvery} ms after rejoining, though every fetch is answered and none returns records`);
+        }
+        // And records that do wait in the new assignment count again: a fetched batch with no verdict turns it unready.
+        watch.begin(partition);
+        now += STALL_MS + 1;
+        assert.equal(watch.progressing, false, 'a batch of the new assignment that commits nothing is a stall');
+      },
+    ),
   );
 });
