@@ -65,6 +65,9 @@ export const CHAIN_LIMIT = 32;
  */
 export const BAND_BYTES_PER_PAGE = 1.5;
 
+/** Bytes of disk per band and page held: an entry of the sorted runs (while two runs merge, their entries are on disk twice). */
+export const BAND_DISK_BYTES_PER_PAGE = 8;
+
 /** Band counts that cut the MINHASH_BINS (56) bins evenly. */
 export const BAND_COUNTS: readonly number[] = [2, 4, 7, 8, 14, 28];
 
