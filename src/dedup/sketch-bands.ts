@@ -25,11 +25,11 @@
  * on what had been evicted.
  *
  * Layout: every (page, band) is an entry, a 32-bit key and a ref, and most
- * entries live in the disk tier, with about 1.3 bytes of each left in RAM.
+ * entries live in the disk tier, with about 1.2 bytes of each left in RAM.
  * - The buffer (RAM): the newest entries in insertion order (so in ref
  *   order), with a chain per exact key (newest first) under an open-addressing
  *   table, about 20 bytes an entry. It grows with the entries held (an eighth
- *   of them) up to a bound (2^20 entries by default, 20 MiB), then is sorted
+ *   of them) up to a bound (2^19 entries by default, 10 MiB), then is sorted
  *   and written out as a run.
  * - The runs (disk): immutable sorted runs of (key, ref), 8 bytes an entry,
  *   in a blob each (a scratch file of the page tier, read with pread). The
@@ -40,16 +40,16 @@
  *   a run whose refs are a quarter below the store's lowest held ref is
  *   rewritten without them.
  * - What RAM keeps of a run: its entries in buckets by the key's top bits
- *   (about four entries a bucket), a 32-bit start per 32 buckets and a byte
+ *   (four to eight entries a bucket), a 32-bit start per 32 buckets and a byte
  *   per bucket (its start less its block's; a block of over 255 entries
  *   keeps 32-bit starts apart), and an 8-bit fingerprint of each entry's key (one
  *   byte, a hash independent of the bucket bits). A probe scans its bucket's
  *   fingerprints and reads from disk only the span from the first entry with
  *   its fingerprint to the last, newest first, where the full keys decide: a
  *   fingerprint that matches another key costs a read, never a candidate.
- *   About 1/64 of the lookups of an absent key read (4 entries / 256).
- * So about 1.3 bytes of RAM per band and page held (18 at 14 bands), plus the
- * buffer (up to 20 MiB), and 8 bytes of disk.
+ *   About 1 lookup of an absent key in 40 reads (6 entries / 256).
+ * So about 1.2 bytes of RAM per band and page held (17 at 14 bands), plus the
+ * buffer (up to 10 MiB), and 8 bytes of disk.
  */
 import { MINHASH_BINS } from '../fingerprint/feature-sketch.js';
 import { sortPairs } from '../index/radix-sort.js';
@@ -59,8 +59,8 @@ import { memoryRunBlob, type RunBlob } from './blob-store.js';
 export const CHAIN_LIMIT = 32;
 
 /**
- * Bytes of RAM per band and page held, for sizing: the fingerprint (1), the bucket counts and
- * starts (about 0.3), rounded up; the buffer (up to 20 MiB) is apart. bench/dedup/memory.ts
+ * Bytes of RAM per band and page held, for sizing: the fingerprint (1), the bucket bytes and
+ * block starts (about 0.2), rounded up; the buffer (up to 10 MiB) is apart. bench/dedup/memory.ts
  * measures it.
  */
 export const BAND_BYTES_PER_PAGE = 1.5;
@@ -79,15 +79,15 @@ export interface HeldRefs {
 export interface SketchBandsOptions {
   /** New blobs for the runs (a scratch file each in the service); in memory when absent. */
   readonly blobs?: () => RunBlob;
-  /** Most entries the buffer holds before it is written out as a run (about 2^20 by default). */
+  /** Most entries the buffer holds before it is written out as a run (about 2^19 by default). */
   readonly bufferEntries?: number;
 }
 
 /** The buffer starts at this many entries (or bufferEntries when lower), and grows to an eighth of the entries held. */
 const MIN_BUFFER = 4096;
 /** So that the buffer's table (twice the entries, a power of two) stays at 2^21 slots. */
-const MAX_BUFFER = (1 << 20) - MINHASH_BINS;
-/** A run's buckets hold about this many entries. */
+const MAX_BUFFER = (1 << 19) - MINHASH_BINS;
+/** A run's buckets hold BUCKET_LOAD to twice as many entries (a fingerprint of another key matches in about 1 lookup of 40). */
 const BUCKET_LOAD = 4;
 /** A bucket's first entry is its block's (a 32-bit start per 2^BLOCK_BITS buckets) plus one byte of its own. */
 const BLOCK_BITS = 5;
@@ -155,7 +155,7 @@ class RunWriter {
   constructor(blob: RunBlob, most: number) {
     this.blob = blob;
     let bits = BLOCK_BITS;
-    while (bits < 28 && (1 << bits) * BUCKET_LOAD < most) bits++;
+    while (bits < 28 && (1 << bits) * BUCKET_LOAD * 2 <= most) bits++;
     this.bits = bits;
     this.shift = 32 - bits;
     this.counts = new Uint32Array(1 << bits);
@@ -264,6 +264,12 @@ export class SketchBands {
   /** One past the highest ref added. */
   private limit = 0;
   private readonly keyScratch = new Uint32Array(MINHASH_BINS);
+  /** A probe's keys (candidatesOfKeys), and per key a place looked up in RAM ahead (collectAll). */
+  private probeKeys = new Uint32Array(MINHASH_BINS);
+  private lookups = new Uint32Array(MINHASH_BINS);
+  /** Per run and key of a probe, the span of entries with the key's fingerprint (-1: none). */
+  private spanFirst = new Int32Array(0);
+  private spanLast = new Int32Array(0);
   /** One disk read of run entries. */
   private readonly readWords = new Uint32Array(READ_ENTRIES * 2);
   private readonly readBytes = new Uint8Array(this.readWords.buffer);
@@ -465,30 +471,67 @@ export class SketchBands {
    * into found[0..count); returns count.
    */
   candidates(sketch: Uint8Array, held: HeldRefs | null = null, refsBelow = Infinity): number {
-    this.startProbe();
-    for (let band = 0; band < this.bands; band++) this.collect(bandKey(sketch, band, this.rows), held, refsBelow);
+    const keys = this.keyScratch;
+    for (let band = 0; band < this.bands; band++) keys[band] = bandKey(sketch, band, this.rows);
+    this.collectAll(keys, this.bands, held, refsBelow);
     return this.count;
   }
 
   /** candidates() for the first `count` of `keys` (the band keys a routed partition holds). */
   candidatesOfKeys(keys: ArrayLike<number>, count: number, held: HeldRefs | null = null, refsBelow = Infinity): number {
-    this.startProbe();
-    for (let i = 0; i < count; i++) this.collect(keys[i]! >>> 0, held, refsBelow);
+    if (count > this.probeKeys.length) this.probeKeys = new Uint32Array(count);
+    const own = this.probeKeys;
+    for (let i = 0; i < count; i++) own[i] = keys[i]! >>> 0;
+    this.collectAll(own, count, held, refsBelow);
     return this.count;
   }
 
-  private startProbe(): void {
+  /**
+   * Pushes, key by key, the CHAIN_LIMIT newest held refs below refsBelow under each key: the
+   * buffer's first, then each run's, newest run first. The places in RAM (the buffer's table,
+   * each run's block starts and buckets) are looked up for all the keys first, one array at a
+   * time: loads that do not wait on each other, which the CPU overlaps, where one key after
+   * the other would wait on each cache miss in turn.
+   */
+  private collectAll(keys: Uint32Array, count: number, held: HeldRefs | null, refsBelow: number): void {
     if (++this.stamp === 0xffffffff) {
       this.seenStamps.fill(0);
       this.stamp = 1;
     }
     this.count = 0;
+    const runs = this.runs;
+    const runCount = runs.length;
+    if (this.spanFirst.length < count * runCount || this.lookups.length < count) {
+      this.spanFirst = new Int32Array(Math.max(this.spanFirst.length, count * runCount));
+      this.spanLast = new Int32Array(this.spanFirst.length);
+      this.lookups = new Uint32Array(Math.max(this.lookups.length, count));
+    }
+    const lookups = this.lookups;
+    const mask = this.bufMask;
+    for (let i = 0; i < count; i++) lookups[i] = this.bufHeads[keys[i]! & mask]!;
+    for (let r = 0; r < runCount; r++) {
+      const run = runs[r]!;
+      if (run.minRef >= refsBelow) continue;
+      const shift = 32 - run.bits;
+      const blocks = run.blocks;
+      for (let i = 0; i < count; i++) lookups[i] = blocks[keys[i]! >>> shift >>> BLOCK_BITS]!;
+      for (let i = 0; i < count; i++) this.findSpan(run, keys[i]!, lookups[i]!, r * count + i);
+    }
+    for (let i = 0; i < count; i++) {
+      const key = keys[i]!;
+      let matched = this.collectBuffer(key, held, refsBelow);
+      for (let r = runCount - 1; r >= 0 && matched < CHAIN_LIMIT; r--) {
+        const run = runs[r]!;
+        if (run.minRef >= refsBelow) continue;
+        const first = this.spanFirst[r * count + i]!;
+        if (first >= 0) matched = this.readSpan(run, key, first, this.spanLast[r * count + i]!, held, refsBelow, matched);
+      }
+    }
   }
 
-  /** Pushes the CHAIN_LIMIT newest held refs below refsBelow under `key`. */
-  private collect(key: number, held: HeldRefs | null, refsBelow: number): void {
+  /** The buffer's CHAIN_LIMIT newest held refs below refsBelow under `key`; returns how many. */
+  private collectBuffer(key: number, held: HeldRefs | null, refsBelow: number): number {
     let matched = 0;
-    // The buffer first: its refs are all newer than the runs'.
     const mask = this.bufMask;
     for (let slot = key & mask; ; slot = (slot + 1) & mask) {
       const head = this.bufHeads[slot]!;
@@ -502,21 +545,17 @@ export class SketchBands {
       }
       break;
     }
-    // Then the runs, newest first.
-    const fp = keyFingerprint(key);
-    for (let r = this.runs.length - 1; r >= 0 && matched < CHAIN_LIMIT; r--) {
-      const run = this.runs[r]!;
-      if (run.minRef >= refsBelow) continue;
-      matched = this.collectRun(run, key, fp, held, refsBelow, matched);
-    }
+    return matched;
   }
 
-  /** collect() in one run: the entries with key's fingerprint in its bucket, read from the newest. */
-  private collectRun(run: Run, key: number, fp: number, held: HeldRefs | null, refsBelow: number, matched: number): number {
+  /**
+   * In `run`, whose block start for key's bucket is `base`: the first and the last entry of the
+   * bucket with key's fingerprint, into spanFirst and spanLast at `slot` (-1: none).
+   */
+  private findSpan(run: Run, key: number, base: number, slot: number): void {
     const u = key >>> (32 - run.bits);
     const j = u >>> BLOCK_BITS;
     const w = u & (BLOCK - 1);
-    const base = run.blocks[j]!;
     const bytes = run.bytes;
     const at = base + j * BLOCK;
     let start: number;
@@ -531,6 +570,7 @@ export class SketchBands {
     }
     // Entry i's fingerprint is at i + (j + 1) * BLOCK.
     const shift = (j + 1) * BLOCK;
+    const fp = keyFingerprint(key);
     let first = -1;
     let last = -1;
     for (let i = start; i < end; i++) {
@@ -538,7 +578,12 @@ export class SketchBands {
       if (first < 0) first = i;
       last = i;
     }
-    if (first < 0) return matched;
+    this.spanFirst[slot] = first;
+    this.spanLast[slot] = last;
+  }
+
+  /** The entries [first, last] of `run` read from disk, newest first: those of `key` held and below refsBelow are pushed; returns matched. */
+  private readSpan(run: Run, key: number, first: number, last: number, held: HeldRefs | null, refsBelow: number, matched: number): number {
     // Entries of one key sit together, by ref: read the span from its end, newest first.
     const words = this.readWords;
     for (let hi = last + 1; hi > first && matched < CHAIN_LIMIT; ) {
