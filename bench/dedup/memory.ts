@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execSync } from 'node:child_process';
+import { mulberry32Uint32 } from '../../src/mulberry32.js';
 
 const pages = Number(process.argv[2] ?? 1_000_000);
 const tierKind = process.argv[3] ?? 'file';
@@ -58,16 +59,8 @@ if (tierKind === 'file') {
   closeTier = () => t.close();
 }
 
-function rng(seed: number): () => number {
-  let s = (seed ^ 0x9e3779b9) >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+/** The seed mixed first, so seed 0 does not start the stream at the PRNG's own start. */
+const rng = (seed: number): (() => number) => mulberry32Uint32((seed ^ 0x9e3779b9) >>> 0);
 
 const sketch = new Uint8Array(SKETCH_BINS);
 const input = { id: '', hi: 0, lo: 0, short: false, fetchedAt: 1_700_000_000_000, sketch } as { -readonly [K in keyof Input]: Input[K] };

@@ -21,13 +21,13 @@ import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js
 import { loadConfig } from '../../src/config.js';
 import { SKETCH_BINS } from '../../src/fingerprint/index.js';
 import type { DecisionInput } from '../../src/dedup/decider.js';
+import { mulberry32Uint32 } from '../../src/mulberry32.js';
 
 const pages = Number(process.argv[2] ?? 1_000_000);
 const radii = (process.argv[3] ?? '0,0+7,0+14,4,6,4+14').split(',').map((r) => r.split('+').map(Number) as [number, number?]);
 const TIMED = 50_000;
 
-let seed = 0x9e3779b9;
-const rand = (): number => ((seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0), seed);
+const rand = mulberry32Uint32(0x9e3779b9);
 
 function makeStream(n: number): DecisionInput[] {
   const out: DecisionInput[] = [];

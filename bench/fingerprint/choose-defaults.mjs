@@ -3,10 +3,11 @@
 // and (b) the pairwise distance between distinct pages of the template, per option set.
 import { createFingerprinter, hammingDistance } from '../../dist/src/fingerprint/index.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mulberry32 } from '../../dist/src/mulberry32.js';
 const dir = process.argv[2] ?? '/usr/share/doc/python3.11/html/library/';
 const names = readdirSync(dir).filter((f) => f.endsWith('.html')).sort();
 const pages = names.map((n) => readFileSync(dir + n, 'utf8'));
-function rng(seed) { let s = seed >>> 0; return () => { s = (s + 0x6d2b79f5) >>> 0; let t = s; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; }; }
+const rng = mulberry32;
 const WORD = /(?<=<p>[^<]*)\b[a-z]{6,}\b/g;
 function edit(html, k, r) {
   const hits = [...html.matchAll(WORD)];

@@ -2,21 +2,11 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { HtmlTextExtractor } from '../../dist/src/fingerprint/html-text.js';
 import { TextBuffer } from '../../dist/src/fingerprint/text-buffer.js';
+import { mulberry32 as rng } from '../../dist/src/mulberry32.js';
 
 const PY = '/usr/share/doc/python3.11/html/';
 const PY_DIRS = ['library', 'howto', 'reference', 'tutorial', 'c-api', 'whatsnew', 'faq', 'using', 'extending', 'distributing', 'installing'];
 const DEBREF = '/usr/share/debian-reference/';
-
-export function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffle(xs, seed) {
   const r = rng(seed);

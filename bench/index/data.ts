@@ -5,19 +5,12 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { mulberry32Uint32 } from '../../src/mulberry32.js';
 
 export const DATA_MAGIC = 0x44424853;
 
-/** xorshift128+-free, branch-free mulberry32: small and reproducible. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+/** 32-bit words from the shared mulberry32 (src/mulberry32.ts). */
+export const rng = mulberry32Uint32;
 
 export interface Dataset {
   hi: Uint32Array;

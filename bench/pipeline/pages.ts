@@ -9,7 +9,8 @@
  * a refetch of an article gets the same padding as the original and an exact
  * copy stays byte-identical: the planted near-duplicates stay planted.
  */
-import { demoPages, seededRandom, type DemoPage } from '../../src/producers/demo-pages.js';
+import { demoPages, type DemoPage } from '../../src/producers/demo-pages.js';
+import { mulberry32 } from '../../src/mulberry32.js';
 
 export interface BenchPage {
   id: string;
@@ -77,7 +78,7 @@ function paragraph(rand: () => number, zh: boolean): string {
  * target (pages below TEMPLATE_BYTES + padding keep their natural size).
  */
 function padding(key: string, options: PageSetOptions, zh: boolean): string {
-  const rand = seededRandom((fnv1a(key) ^ options.seed) >>> 0);
+  const rand = mulberry32((fnv1a(key) ^ options.seed) >>> 0);
   const target = options.minBytes + Math.floor(rand() * (options.maxBytes - options.minBytes + 1));
   const parts: string[] = [];
   let bytes = TEMPLATE_BYTES;

@@ -20,9 +20,9 @@ import { createLogger } from '../../src/logger.js';
 import { createKafka, ensureTopics } from '../../src/kafka/client.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { startMetricsServer } from '../../src/metrics/metrics-server.js';
-import { createVerdictProducer } from '../../src/producers/verdict.producer.js';
+import { createVerdictProducer } from '../../src/kafka/verdict-producer.js';
 import { createCrawledPagesConsumer } from '../../src/consumers/crawled-pages.consumer.js';
-import type { InputRecord, OutputMessage, PageBatchProcessor, ProcessedChunk } from '../../src/consumers/page-batch-processor.js';
+import type { InputRecord, OutputMessage, PageBatchProcessor, ProcessedChunk } from '../../src/chunk/page-batch-processor.js';
 
 /** About the size of an Avro changelog entry (5-byte header, id, 8-byte fingerprint, flags, times, sequence). */
 export const CHANGE_STUB_BYTES = 40;

@@ -15,7 +15,7 @@ import { createLogger } from '../../src/logger.js';
 import { createKafka } from '../../src/kafka/client.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { createRecordCodec } from '../../src/wire/record-codec.js';
-import { replayChangelog } from '../../src/consumers/changelog.replay.js';
+import { replayChangelog } from '../../src/kafka/changelog-replay.js';
 
 async function main(): Promise<Record<string, unknown>> {
   const config = loadConfig(process.env);

@@ -6,7 +6,7 @@
  * page has a feature sketch too (random; a near-duplicate's keeps most of its
  * page's bins), which the restarts carry when the second stage is on.
  */
-import { seededRandom } from '../../src/producers/demo-pages.js';
+import { mulberry32 } from '../../src/mulberry32.js';
 import { MINHASH_BINS, SKETCH_BINS } from '../../src/fingerprint/feature-sketch.js';
 
 export const NEAR_DUPLICATE_RATE = 0.1;
@@ -35,7 +35,7 @@ function ownSketch(i: number, out: Uint8Array): void {
 
 /** Seeded synthetic pages; also used by the changelog producer so both restarts see the same state. */
 export function* syntheticPages(count: number, seed: number): Generator<SyntheticPage> {
-  const rand = seededRandom(seed);
+  const rand = mulberry32(seed);
   const his = new Uint32Array(count);
   const los = new Uint32Array(count);
   const u32 = () => (rand() * 4294967296) >>> 0;

@@ -24,13 +24,14 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { IndexRouting } from '../../src/dedup/routing.js';
 import { IndexPartition, decideJoined, joinReplies, sketchTail, type PartitionReply, type RoutedPage } from '../../src/dedup/index-partition.js';
-import { encodeEntries, decodeEntries, encodeOrder, decodeOrder, encodeReply, decodeReply, type SlottedPage } from '../../src/wire/routed-records.js';
+import { encodeEntries, decodeEntries, encodeOrder, decodeOrder, encodeReply, decodeReply, encodeMore, decodeMore, type SlottedPage } from '../../src/wire/routed-records.js';
 import { ShardState, applySequenced } from '../../src/dedup/shard-state.js';
 import { encodeShardRecord, decodeSequenceRecord } from '../../src/wire/shard-records.js';
 import { sketchToWire, sketchFromWire } from '../../src/wire/sketch-wire.js';
 import { planFromBlocks } from '../../src/index/index.js';
 import type { SecondStage } from '../../src/dedup/decider.js';
 import { SKETCH_BINS } from '../../src/fingerprint/index.js';
+import { mulberry32 } from '../../src/mulberry32.js';
 
 const PAGES = Number(process.argv[2] ?? 200_000);
 const PARTITIONS = Number(process.argv[3] ?? 64);
@@ -46,8 +47,7 @@ const PLAN = planFromBlocks(3, [16, 16, 16, 16]);
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'scale.json');
 
-let seed = 0x2545f491;
-const rand = (): number => ((seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0), seed / 4294967296);
+const rand = mulberry32(0x2545f491);
 const word = (): number => (rand() * 2 ** 32) >>> 0;
 
 interface Page { id: string; hi: number; lo: number; short: boolean; sketch: Uint8Array }
@@ -108,6 +108,8 @@ function routedRun(pages: Page[]) {
   let orderRecords = 0;
   let confirmBytes = 0;
   let confirmed = 0;
+  let moreBytes = 0;
+  let moreAsked = 0;
   let duplicates = 0;
   let sequence = 0;
   const inputs = Array.from({ length: INPUTS }, () => [] as Page[]);
@@ -126,6 +128,8 @@ function routedRun(pages: Page[]) {
       // Owner: route and encode one entries record per touched partition, then the order record.
       let t = performance.now();
       const byPartition = new Map<number, SlottedPage[]>();
+      // What each partition got, by slot: round two's requests for more candidates carry it again.
+      const sentTo = new Map<number, RoutedPage[]>();
       chunk.forEach((page, slot) => {
         for (const share of routing.route(page.hi, page.lo, page.sketch)) {
           const sketch = (share.tableMask & 1) !== 0 ? page.sketch : sketchTail(page.sketch);
@@ -133,6 +137,9 @@ function routedRun(pages: Page[]) {
           let list = byPartition.get(share.partition);
           if (!list) byPartition.set(share.partition, (list = []));
           list.push({ slot, page: routed });
+          let got = sentTo.get(share.partition);
+          if (!got) sentTo.set(share.partition, (got = []));
+          got[slot] = routed;
         }
       });
       const records = new Map<number, Buffer>();
@@ -164,8 +171,8 @@ function routedRun(pages: Page[]) {
       sequence += chunk.length;
       // Owner: decode the replies, join, round two at the homes.
       t = performance.now();
-      const bySlot: PartitionReply[][] = chunk.map(() => []);
-      for (const value of replies.values()) for (const { slot, reply } of decodeReply(value).replies) bySlot[slot]!.push(reply);
+      const bySlot: { partition: number; reply: PartitionReply }[][] = chunk.map(() => []);
+      for (const [q, value] of replies) for (const { slot, reply } of decodeReply(value).replies) bySlot[slot]!.push({ partition: q, reply });
       let homeMs = 0;
       chunk.forEach((page, slot) => {
         const joined = joinReplies(bySlot[slot]!);
@@ -179,6 +186,17 @@ function routedRun(pages: Page[]) {
           const id = parts[routing.tablePartition(0, c.hi, c.lo)]!.confirm(c.sequence, page.sketch);
           homeMs += performance.now() - h;
           return id;
+        }, (q, after) => {
+          // A request for more (the page as q got it, and the cursor) and its reply, both real records.
+          const h = performance.now();
+          const request = encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sentTo.get(q)![slot]! });
+          const asked = decodeMore(request);
+          const got = parts[q]!.more(asked.page, asked.sequence, asked.after);
+          const reply = encodeReply({ chunk: key, indexPartition: q, replies: [{ slot, reply: { settled: null, unsettled: got.unsettled, more: got.more } }] });
+          homeMs += performance.now() - h;
+          moreBytes += request.length + reply.length + RECORD_OVERHEAD * 2;
+          moreAsked++;
+          return got;
         });
         if (best !== null) duplicates++;
       });
@@ -198,11 +216,12 @@ function routedRun(pages: Page[]) {
     chunkPages: CHUNK,
     duplicateShare: duplicates / n,
     confirmShare: confirmed / n,
+    moreShare: moreAsked / n,
     ownerUsPerPage: (ownerMs / n) * 1000,
     partitionsUsPerPage: (partitionMsPerPage.reduce((a, b) => a + b, 0)) * 1000,
     busiestPartitionUsPerPage: Math.max(...partitionMsPerPage) * 1000,
     orderDecodeUsPerPage: (orderDecodeMs / n) * 1000,
-    bytesPerPage: { entries: entriesBytes / n, order: orderBytes / n, replies: replyBytes / n, confirm: confirmBytes / n },
+    bytesPerPage: { entries: entriesBytes / n, order: orderBytes / n, replies: replyBytes / n, confirm: confirmBytes / n, more: moreBytes / n },
     busiestPartitionBytesPerPage: Math.max(...[...partBytesIn].map((b, q) => b + partBytesOut[q]!)) / n,
   };
 }
@@ -233,7 +252,7 @@ const pages = stream(PAGES);
 const charged = measured();
 const routed = routedRun(pages);
 const today = idShardedRun(pages, 48);
-const routedBytes = routed.bytesPerPage.entries + routed.bytesPerPage.order + routed.bytesPerPage.replies + routed.bytesPerPage.confirm;
+const routedBytes = routed.bytesPerPage.entries + routed.bytesPerPage.order + routed.bytesPerPage.replies + routed.bytesPerPage.confirm + routed.bytesPerPage.more;
 
 /** Pages/s of I instances: the lowest of the instances' CPU (2 cores), main thread (1 core) and the broker links. */
 function routedRate(instances: number): { pagesPerSecond: number; limitedBy: string } {

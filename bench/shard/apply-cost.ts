@@ -15,12 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { ShardState, applySequenced, homeShard } from '../../src/dedup/shard-state.js';
 import { decodeSequenceRecord, encodeShardRecord } from '../../src/wire/shard-records.js';
 import { planFromBlocks } from '../../src/index/index.js';
+import { mulberry32Uint32 } from '../../src/mulberry32.js';
 
 const pagesInCluster = Number(process.argv[2] ?? 1_000_000);
 const shardCount = Number(process.argv[3] ?? 64);
 const plan = planFromBlocks(3, [16, 16, 16, 16]);
-let seed = 12345;
-const rand = () => ((seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0), seed);
+const rand = mulberry32Uint32(12345);
 
 function measure(heldShards: number): { applyMicros: number; decodeMicros: number } {
   // Every shard holds its share of the cluster's pages; this instance holds `heldShards` of them.

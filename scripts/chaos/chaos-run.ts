@@ -28,7 +28,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
-import { demoPages, seededRandom } from '../../src/producers/demo-pages.js';
+import { demoPages } from '../../src/producers/demo-pages.js';
+import { mulberry32 } from '../../src/mulberry32.js';
 import { readSchema } from '../../src/wire/record-codec.js';
 import { brokerAnswers, consumeAll, deadLetterCodes, produceFile, produceLines, type KcatRecord } from './kcat.js';
 import { createPipelineSupervisor, httpOk, sleep, stackService, waitUntil } from './services.js';
@@ -73,7 +74,7 @@ mkdirSync(workDir, { recursive: true });
 const TOPICS = { pages: 'crawl.pages', novel: 'pages.novel', duplicate: 'pages.duplicate', dlq: 'crawl.pages.dlq' };
 const GROUP = 'simhash-dedup';
 const started = Date.now();
-const rand = seededRandom(params.seed ^ 0x5eed);
+const rand = mulberry32(params.seed ^ 0x5eed);
 const say = (message: string) => process.stderr.write(`[chaos ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${message}\n`);
 
 async function freePort(): Promise<number> {

@@ -30,7 +30,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
-import { demoPages, seededRandom } from '../../src/producers/demo-pages.js';
+import { demoPages } from '../../src/producers/demo-pages.js';
+import { mulberry32 } from '../../src/mulberry32.js';
 import { readSchema } from '../../src/wire/record-codec.js';
 import { brokerAnswers, consumeAll, produceLines } from './kcat.js';
 import { createPipelineSupervisor, httpOk, sleep, stackService, waitUntil, type PipelineSupervisor } from './services.js';
@@ -76,7 +77,7 @@ mkdirSync(join(stateDir, 'logs'), { recursive: true });
 const TOPICS = { pages: 'crawl.pages', novel: 'pages.novel', duplicate: 'pages.duplicate', dlq: 'crawl.pages.dlq', sequence: 'dedup.sequence', fingerprints: 'simhash.fingerprints' };
 const GROUP = 'simhash-dedup';
 const started = Date.now();
-const rand = seededRandom(params.seed ^ 0x5a4d);
+const rand = mulberry32(params.seed ^ 0x5a4d);
 const say = (message: string) => process.stderr.write(`[chaos-sharded ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${message}\n`);
 
 async function freePort(): Promise<number> {

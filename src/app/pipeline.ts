@@ -25,27 +25,47 @@ import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import { availableParallelism } from 'node:os';
 import { createFingerprinter } from '../fingerprint/index.js';
-import { createPreparePool, type PreparePool } from '../consumers/prepare-pool.js';
+import { createPreparePool, type PreparePool } from '../chunk/prepare-pool.js';
 import { describePlan } from '../index/index.js';
 import { createDecider, featureOptionsFromConfig, fingerprintVersionOf, planFromConfig, samePlan } from '../dedup/create-decider.js';
 import type { Decider } from '../dedup/decider.js';
 import { createMetrics, type MetricsState } from '../metrics/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/metrics-server.js';
-import { createRecordCodecFromConfig } from '../wire/record-codec.js';
-import { createPageBatchProcessor } from '../consumers/page-batch-processor.js';
+import { createRecordCodecFromConfig, type RegistryCodecOptions } from '../wire/record-codec.js';
+import { createPageBatchProcessor, type ProcessorTopics } from '../chunk/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
-import { clusterId, endOffsets, replayChangelog } from '../consumers/changelog.replay.js';
-import { createVerdictProducer } from '../producers/verdict.producer.js';
-import { createLogAppender } from '../producers/log-appender.producer.js';
+import { replayChangelog } from '../kafka/changelog-replay.js';
+import { clusterId, endOffsets, topicRecordLimits } from '../kafka/admin.js';
+import { createVerdictProducer } from '../kafka/verdict-producer.js';
+import { createLogAppender } from '../kafka/log-appender.js';
 import { createAnswerTail } from '../consumers/answers.consumer.js';
 import { createShardHolder, type ShardHolder } from '../consumers/sequence.consumer.js';
 import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';
 import type { ShardState } from '../dedup/shard-state.js';
-import { createKafka, ensureTopics, topicRecordLimits } from '../kafka/client.js';
+import { createKafka, ensureTopics } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
 import { filePageTier } from '../storage/file-blob-store.js';
 import { join as joinPath } from 'node:path';
+
+/**
+ * The named fields of the config and no others: below start-up each
+ * component gets the narrow options it declares, not the whole config.
+ */
+function pick<K extends keyof DedupConfig>(config: DedupConfig, keys: readonly K[]): Pick<DedupConfig, K> {
+  return Object.freeze(Object.fromEntries(keys.map((key) => [key, config[key]]))) as Pick<DedupConfig, K>;
+}
+
+/** Where a chunk came from and where its outputs go. */
+function processorTopics(config: DedupConfig): ProcessorTopics {
+  return {
+    sourceTopic: config.pagesTopic,
+    novelTopic: config.novelTopic,
+    duplicateTopic: config.duplicateTopic,
+    deadLetterTopic: config.deadLetterTopic,
+    fingerprintsTopic: config.fingerprintsTopic,
+  };
+}
 
 /** The page store's disk tier: scratch files under the state directory (src/storage/file-blob-store.ts). */
 function pageTierIn(dir: string): ReturnType<typeof filePageTier> {
@@ -92,7 +112,7 @@ export function registryRetryDelayMs(attempt: number, firstMs = 1000, capMs = 30
  * registry that answers and refuses (409, 422, 401) is not retried: that is a
  * configuration to fix.
  */
-async function codecWhenRegistryAnswers(config: DedupConfig, logger: Logger, metrics: ReturnType<typeof createMetrics>, available: (up: boolean) => void) {
+async function codecWhenRegistryAnswers(config: RegistryCodecOptions, logger: Logger, metrics: ReturnType<typeof createMetrics>, available: (up: boolean) => void) {
   for (let attempt = 1; ; attempt++) {
     try {
       const codec = await createRecordCodecFromConfig(config);
@@ -187,18 +207,30 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   let fail!: (error: unknown) => void;
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
   const appender = createLogAppender(kafka);
-  const answers = createAnswerTail({ kafka, config, metrics, logger });
+  const answers = createAnswerTail({ kafka, config: pick(config, ['answersTopic', 'shards', 'groupId', 'instanceId']), metrics, logger });
   // Independent round trips, at once: a restarted instance is ready sooner.
   const [appenderUp, answersUp, clusterUp] = await Promise.allSettled([appender.connect(), answers.start(), clusterId(kafka)]);
   if (appenderUp.status === 'fulfilled') closers.push('log appender', () => appender.disconnect());
   if (answersUp.status === 'fulfilled') closers.push('answers tail', () => answers.stop());
   for (const outcome of [appenderUp, answersUp, clusterUp]) if (outcome.status === 'rejected') throw outcome.reason;
   const cluster = (clusterUp as PromiseFulfilledResult<string>).value;
-  holder = createShardHolder({ kafka, clusterId: cluster, fingerprintVersion: version, snapshots: { read: (dir, tier) => readSnapshot(dir, tier ? { pageTier: tier } : {}), write: writeSnapshot, tier: pageTierIn }, config, plan, codec, appender, metrics, logger, onFatal: (error) => fail(error) });
+  holder = createShardHolder({
+    kafka,
+    clusterId: cluster,
+    fingerprintVersion: version,
+    snapshots: { read: (dir, tier) => readSnapshot(dir, tier ? { pageTier: tier } : {}), write: writeSnapshot, tier: pageTierIn },
+    config: pick(config, ['sequenceTopic', 'answersTopic', 'fingerprintsTopic', 'shards', 'groupId', 'instanceId', 'maxFingerprints', 'stateDir', 'snapshotIntervalSeconds', 'k', 'secondStageRadius', 'secondStageSimilarity', 'secondStageBands']),
+    plan,
+    codec,
+    appender,
+    metrics,
+    logger,
+    onFatal: (error) => fail(error),
+  });
   await holder.start();
   closers.push('shard holder', () => holder!.stop());
   const processor = createPageBatchProcessor({
-    topics: { sourceTopic: config.pagesTopic, ...config },
+    topics: processorTopics(config),
     codec,
     fingerprinter,
     preparePool,
@@ -318,7 +350,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   }
 
   const processor = createPageBatchProcessor({
-    topics: { sourceTopic: config.pagesTopic, ...config },
+    topics: processorTopics(config),
     codec,
     fingerprinter,
     preparePool,
@@ -333,7 +365,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
   consumer = createCrawledPagesConsumer({
     kafka,
-    config,
+    config: pick(config, ['groupId', 'pagesTopic', 'maxBatchRecords', 'clientId', 'instanceId', 'singleInstance']),
     processor,
     producer,
     metrics,

@@ -23,7 +23,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import * as zlib from 'node:zlib';
+import { crc32 } from 'node:zlib';
 import { DedupError } from '../errors.js';
 import { FingerprintIndex, STREAM_CHUNK_BYTES, validatePlan, type ByteSource, type TablePlan } from '../index/index.js';
 import { PageStore } from '../dedup/page-store.js';
@@ -62,26 +62,6 @@ export interface SnapshotStreamOptions {
   chunkBytes?: number;
   /** Makes the (empty) tier the page store loads its records, ids and sketches into; in memory if absent. */
   pageTier?: () => PageTier;
-}
-
-/** CRC-32 (IEEE), as zlib computes it; a table version where zlib lacks it (Node < 20.15). */
-export const crc32: (data: Uint8Array, value?: number) => number =
-  typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (data, value = 0) => zlib.crc32(data, value) : tableCrc32;
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-export function tableCrc32(data: Uint8Array, value = 0): number {
-  let c = ~value >>> 0;
-  for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
-  return ~c >>> 0;
 }
 
 function invalid(message: string, cause?: unknown): DedupError {

@@ -6,13 +6,12 @@
  * answers come after it too.
  */
 import type { Consumer, Kafka } from 'kafkajs';
-import type { DedupConfig } from '../config.js';
 import { errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AnswerJoin, type Completion, type WatchedPage } from '../dedup/answer-join.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import { decodeAnswerRecord } from '../wire/shard-records.js';
-import { endOffsets } from './changelog.replay.js';
+import { endOffsets } from '../kafka/admin.js';
 
 export interface AnswerTail {
   start(): Promise<void>;
@@ -28,7 +27,15 @@ export interface AnswerTail {
   stop(): Promise<void>;
 }
 
-export function createAnswerTail(options: { kafka: Kafka; config: DedupConfig; metrics: DedupMetrics; logger: Logger }): AnswerTail {
+/** The answers log, how many shards answer on it, and who reads it (its own group per start). */
+export interface AnswerTailOptions {
+  readonly answersTopic: string;
+  readonly shards: number;
+  readonly groupId: string;
+  readonly instanceId: string;
+}
+
+export function createAnswerTail(options: { kafka: Kafka; config: AnswerTailOptions; metrics: DedupMetrics; logger: Logger }): AnswerTail {
   const { kafka, config, metrics, logger } = options;
   const join = new AnswerJoin(config.shards);
   const waiters = new Map<string, (completion: Completion) => void>();

@@ -12,13 +12,12 @@
  * a group seen with more than one member after a rebalance is reported loudly.
  */
 import type { Admin, Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
-import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { kafkaClientId } from '../kafka/client.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
-import type { VerdictProducer } from '../producers/verdict.producer.js';
-import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from './page-batch-processor.js';
+import type { VerdictProducer } from '../kafka/verdict-producer.js';
+import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from '../chunk/page-batch-processor.js';
 import { trackConsumerHealth, type ConsumerHealth, type ProgressWatch } from './consumer-health.js';
 import { createGroupCommitter } from '../producers/group-commit.js';
 
@@ -39,9 +38,23 @@ export function createSerialLock(): <T>(f: () => Promise<T>) => Promise<T> {
   };
 }
 
+/** The group on the crawled-pages topic, as both modes join it, and its chunk size. */
+export interface PagesGroupOptions {
+  readonly groupId: string;
+  readonly pagesTopic: string;
+  readonly maxBatchRecords: number;
+}
+
+/** Single mode adds who this instance is (to tell its predecessor from other members) and what to do about other members. */
+export interface CrawledPagesOptions extends PagesGroupOptions {
+  readonly clientId: string;
+  readonly instanceId: string;
+  readonly singleInstance: 'refuse' | 'warn';
+}
+
 export interface CrawledPagesConsumerOptions {
   kafka: Kafka;
-  config: DedupConfig;
+  config: CrawledPagesOptions;
   processor: PageBatchProcessor;
   producer: VerdictProducer;
   metrics: DedupMetrics;
@@ -239,7 +252,7 @@ async function chunkLoop(payload: EachBatchPayload, options: Parameters<typeof r
  */
 export function pagesGroupConsumer(options: {
   kafka: Kafka;
-  config: DedupConfig;
+  config: PagesGroupOptions;
   metrics: DedupMetrics;
   logger: Logger;
   onFatal: (error: unknown) => void;

@@ -18,7 +18,6 @@
  * in the changelog, whichever holder dies when.
  */
 import type { Consumer, Kafka } from 'kafkajs';
-import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { FingerprintIndex, TablePlan } from '../index/index.js';
@@ -27,14 +26,16 @@ import { ShardState } from '../dedup/shard-state.js';
 import { applyBatch, watermarkOf, type Holding, type SequencedInput, type ShardOutput } from '../dedup/shard-outputs.js';
 import type { AnswerRecord } from '../dedup/shard-protocol.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
-import type { LogAppender, LogRecord } from '../producers/log-appender.producer.js';
+import type { LogAppender, LogRecord } from '../kafka/log-appender.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import { decodeSequenceRecord, encodeShardRecord } from '../wire/shard-records.js';
 import { sketchFromWire } from '../wire/sketch-wire.js';
-import { FINGERPRINT_VERSION_HEADER, endOffsets, replayChangelog, startOffsets } from './changelog.replay.js';
+import { replayChangelog } from '../kafka/changelog-replay.js';
+import { endOffsets, startOffsets } from '../kafka/admin.js';
+import { FINGERPRINT_VERSION_HEADER } from '../wire/output-record.js';
 import { join } from 'node:path';
 import type { PageTier } from '../dedup/blob-store.js';
-import { samePlan, secondStageFromConfig } from '../dedup/create-decider.js';
+import { samePlan, secondStageFromConfig, type SecondStageOptions } from '../dedup/create-decider.js';
 
 export interface ShardHolderOptions {
   kafka: Kafka;
@@ -44,13 +45,26 @@ export interface ShardHolderOptions {
   snapshots: ShardSnapshots;
   /** The fingerprint definition this build computes (changelog header, snapshot header). */
   fingerprintVersion: string;
-  config: DedupConfig;
+  config: ShardHolderSettings;
   plan: TablePlan;
   codec: RecordCodec;
   appender: LogAppender;
   metrics: DedupMetrics;
   logger: Logger;
   onFatal: (error: unknown) => void;
+}
+
+/** The logs a shard holder reads and writes, its state directory, and the decision options of its shards. */
+export interface ShardHolderSettings extends SecondStageOptions {
+  readonly sequenceTopic: string;
+  readonly answersTopic: string;
+  readonly fingerprintsTopic: string;
+  readonly shards: number;
+  readonly groupId: string;
+  readonly instanceId: string;
+  readonly maxFingerprints: number;
+  readonly stateDir: string;
+  readonly snapshotIntervalSeconds: number;
 }
 
 export interface ShardSnapshotHeader {

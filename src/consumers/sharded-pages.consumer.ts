@@ -32,14 +32,14 @@ import type { Logger } from '../logger.js';
 import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-join.js';
 import { keepsSketches } from '../dedup/create-decider.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
-import type { LogAppender } from '../producers/log-appender.producer.js';
-import { createVerdictProducer, type VerdictProducer } from '../producers/verdict.producer.js';
+import type { LogAppender } from '../kafka/log-appender.js';
+import { createVerdictProducer, type VerdictProducer } from '../kafka/verdict-producer.js';
 import { encodeShardRecord } from '../wire/shard-records.js';
 import { sketchToWire } from '../wire/sketch-wire.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
 import { committedChunk, pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
-import type { PageBatchProcessor, PreparedChunk, PreparedPage } from './page-batch-processor.js';
+import type { PageBatchProcessor, PreparedChunk, PreparedPage } from '../chunk/page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
 export interface ShardedPagesConsumerOptions {

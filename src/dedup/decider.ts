@@ -315,13 +315,6 @@ export class Decider {
     };
   }
 
-  /** Decides pages in order; later pages see earlier ones of the same batch. */
-  decideBatch(pages: readonly DecisionInput[]): Verdict[] {
-    const out = new Array<Verdict>(pages.length);
-    for (let i = 0; i < pages.length; i++) out[i] = this.decide(pages[i]!);
-    return out;
-  }
-
   /**
    * Re-applies a verdict read back from the changelog, without deciding again:
    * the state after replay is the state that produced the committed verdicts.

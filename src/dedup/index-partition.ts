@@ -10,13 +10,17 @@
  * single index's answer in some partition (routing.ts says why), so the
  * closest of the partitions' answers (closerAnswer) is the single index's.
  *
- * A page is recorded here once, whatever routed it (one or more tables, band
- * keys): the table probe runs over every table of the partition's index,
- * which finds a superset of what the routed tables alone would, all of it
- * within the radius. Its band keys here are the only ones this partition
- * keeps, so a band probe sees exactly the key's pages. A re-sent id never
- * comes here (the input partition's id store answers it); an id recorded
- * already is answered but not recorded twice.
+ * A page with a table entry here is recorded in the table index and the
+ * page store, once, whatever table routed it: the table probe runs over every
+ * table of the partition's index, which finds a superset of what the routed
+ * tables alone would, all of it within the radius. Band keys are held apart,
+ * in a band log of their own (fingerprint, sequence, flags and the sketch's
+ * 8-byte tail per page, about 17 bytes, plus the key entries): most of a
+ * page's partitions hold it for one band key alone, and such a page needs no
+ * id, no table entries and no page-store record, since a band candidate
+ * beyond the radius is always named by sequence and confirmed at its home. A
+ * re-sent id never comes here (the input partition's id store answers it);
+ * an id recorded already is answered but not recorded twice.
  *
  * Two rounds, so that a page's 64-byte sketch travels to one partition, its
  * home (the partition of its table-0 entry), and not to every partition its
@@ -32,10 +36,10 @@
  * Pure: no Kafka, no I/O. The layout (index, page store) is the single
  * index's; the routed design's compact layout replaces it in both at once.
  */
-import { FingerprintIndex, createQueryResult, pushResult, type QueryResult, type TablePlan } from '../index/index.js';
+import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
 import { createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
-import { SketchBands } from './sketch-bands.js';
+import { BandLog } from './band-log.js';
 import { firstRefFrom } from './sequence-search.js';
 import { MINHASH_BINS, MIN_CONFIRMING_SIZE, SKETCH_BINS, isKnownSketch } from '../fingerprint/feature-sketch.js';
 import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
@@ -68,18 +72,36 @@ export interface PartitionAnswer {
   readonly lo: number;
 }
 
+/**
+ * Unsettled candidates one reply carries at most. A page of a template shared by thousands of
+ * pages has CHAIN_LIMIT candidates under each band key, from each of the ~13 partitions its
+ * band keys reach, and round two almost always confirms the first it asks: the rest are asked
+ * for only when every candidate sent fails (IndexPartition.more, decideJoined).
+ */
+export const UNSETTLED_PER_REPLY = 4;
+
 /** A partition's reply to one page in round one. */
 export interface PartitionReply {
   /** Its closest earlier page whose eligibility the tails settle, or null. */
   readonly settled: PartitionAnswer | null;
   /**
    * Candidates closer than `settled` whose eligibility needs both sketches (round two, at their
-   * homes), named by sequence (id null) and with the same content numbers as the page.
+   * homes), named by sequence (id null) and with the same content numbers as the page: the
+   * closest (then earliest) first, at most UNSETTLED_PER_REPLY.
    */
   readonly unsettled: readonly PartitionAnswer[];
+  /** Whether candidates after the last of `unsettled` were left out: IndexPartition.more gives them. */
+  readonly more: boolean;
+}
+
+/** The next unsettled candidates of a page at one partition, after a cursor (IndexPartition.more). */
+export interface MoreUnsettled {
+  readonly unsettled: readonly PartitionAnswer[];
+  readonly more: boolean;
 }
 
 const closer = (a: PartitionAnswer, b: PartitionAnswer): boolean => a.distance < b.distance || (a.distance === b.distance && a.sequence < b.sequence);
+const byCloseness = (a: PartitionAnswer, b: PartitionAnswer): number => (closer(a, b) ? -1 : closer(b, a) ? 1 : 0);
 
 /** The closer of two answers (then the earlier). */
 export function closerAnswer(a: PartitionAnswer | null, b: PartitionAnswer | null): PartitionAnswer | null {
@@ -88,28 +110,66 @@ export function closerAnswer(a: PartitionAnswer | null, b: PartitionAnswer | nul
   return closer(b, a) ? b : a;
 }
 
-/**
- * Joins a page's round-one replies: the closest settled answer, and the unsettled candidates
- * closer than it, each once, closest (then earliest) first: the order round two asks them in.
- */
-export function joinReplies(replies: readonly PartitionReply[]): { settled: PartitionAnswer | null; unsettled: PartitionAnswer[] } {
+/** A page's round-one replies joined, and where round two may ask for more. */
+export interface JoinedReplies {
+  /** The closest settled answer of every partition. */
+  readonly settled: PartitionAnswer | null;
+  /** The unsettled candidates sent that are closer than `settled`, each once, closest (then earliest) first. */
+  readonly unsettled: PartitionAnswer[];
+  /** The partitions that left candidates out, each with the last candidate it sent (the cursor). */
+  readonly open: { partition: number; last: PartitionAnswer }[];
+}
+
+/** Joins a page's round-one replies, each with the partition that sent it. */
+export function joinReplies(replies: readonly { partition: number; reply: PartitionReply }[]): JoinedReplies {
   let settled: PartitionAnswer | null = null;
-  for (const r of replies) settled = closerAnswer(settled, r.settled);
+  for (const { reply } of replies) settled = closerAnswer(settled, reply.settled);
   const bySequence = new Map<number, PartitionAnswer>();
-  for (const r of replies) for (const c of r.unsettled) if (settled === null || closer(c, settled)) bySequence.set(c.sequence, c);
-  return { settled, unsettled: [...bySequence.values()].sort((a, b) => (closer(a, b) ? -1 : closer(b, a) ? 1 : 0)) };
+  const open: { partition: number; last: PartitionAnswer }[] = [];
+  for (const { partition, reply } of replies) {
+    for (const c of reply.unsettled) if (settled === null || closer(c, settled)) bySequence.set(c.sequence, c);
+    if (reply.more && reply.unsettled.length > 0) open.push({ partition, last: reply.unsettled[reply.unsettled.length - 1]! });
+  }
+  return { settled, unsettled: [...bySequence.values()].sort(byCloseness), open };
 }
 
 /**
- * The verdict's answer: the first unsettled candidate its home confirms (confirm returns its id,
- * or null when its sketch disagrees), else the settled one.
+ * The verdict's answer: the first unsettled candidate, closest first over every partition's,
+ * that its home confirms (confirm returns its id, or null when its sketch disagrees), else the
+ * settled one. Before a candidate is asked, every partition that left candidates out after one
+ * closer than it is asked for its next ones (more), so the order is the same as if every
+ * partition had sent all of them.
  */
-export function decideJoined(joined: { settled: PartitionAnswer | null; unsettled: readonly PartitionAnswer[] }, confirm: (candidate: PartitionAnswer) => string | null): PartitionAnswer | null {
-  for (const c of joined.unsettled) {
-    const id = confirm(c);
-    if (id !== null) return { ...c, id };
+export function decideJoined(joined: JoinedReplies, confirm: (candidate: PartitionAnswer) => string | null, more: (partition: number, after: PartitionAnswer) => MoreUnsettled): PartitionAnswer | null {
+  const { settled } = joined;
+  let pending = joined.unsettled;
+  const seen = new Set<number>();
+  for (const c of pending) seen.add(c.sequence);
+  const open = joined.open.filter((o) => settled === null || closer(o.last, settled));
+  for (let i = 0; ; ) {
+    const next = i < pending.length ? pending[i]! : null;
+    // A partition's candidates left out all come after its last one sent; they may come before
+    // `next` (or be any at all, closer than the settled answer) only when that last one does.
+    const ask = open.findIndex((o) => (next === null ? settled === null || closer(o.last, settled) : closer(o.last, next)));
+    if (ask >= 0) {
+      const o = open[ask]!;
+      const got = more(o.partition, o.last);
+      const added: PartitionAnswer[] = [];
+      for (const c of got.unsettled) {
+        if ((settled !== null && !closer(c, settled)) || seen.has(c.sequence)) continue;
+        seen.add(c.sequence);
+        added.push(c);
+      }
+      if (added.length > 0) pending = pending.slice(0, i).concat(pending.slice(i), added).sort(byCloseness);
+      if (got.more && got.unsettled.length > 0) o.last = got.unsettled[got.unsettled.length - 1]!;
+      else open.splice(ask, 1);
+      continue;
+    }
+    if (next === null) return settled;
+    i++;
+    const id = confirm(next);
+    if (id !== null) return { ...next, id };
   }
-  return joined.settled;
 }
 
 /**
@@ -125,14 +185,12 @@ export function sketchTail(sketch: Uint8Array): Uint8Array {
   return out;
 }
 
-/** A page held for its band entries alone: no table probe returns it, and it has no id here. */
-const FLAG_BANDS_ONLY = 2;
-
 export class IndexPartition {
   readonly partition: number;
   readonly index: FingerprintIndex;
   readonly store: PageStore;
-  readonly bands: SketchBands | null;
+  /** The band keys routed here, with what a band candidate needs (band-log.ts); null without bands. */
+  readonly bands: BandLog | null;
   /** Next global sequence this partition expects at least (pages come in increasing sequence). */
   position = 0;
   private readonly radius: number;
@@ -148,7 +206,7 @@ export class IndexPartition {
     this.radius = secondStage?.radius ?? k;
     if (this.radius > plan.k) throw new RangeError(`partition ${partition}: the plan answers up to ${plan.k} bits, not ${this.radius}`);
     this.check = createSketchCheck(k, secondStage);
-    this.bands = secondStage !== null && (secondStage.bands ?? 0) > 0 ? new SketchBands(secondStage.bands!) : null;
+    this.bands = secondStage !== null && (secondStage.bands ?? 0) > 0 ? new BandLog(secondStage.bands!) : null;
   }
 
   get size(): number {
@@ -162,9 +220,24 @@ export class IndexPartition {
   apply(page: RoutedPage, sequence: number): PartitionReply {
     if (sequence < this.position) throw new RangeError(`partition ${this.partition}: sequence ${sequence} is behind ${this.position}`);
     this.position = sequence + 1;
-    const reply = this.probe(page);
+    const { settled, unsettled } = this.probe(page, Infinity);
     this.record(page, sequence);
-    return reply;
+    const more = unsettled.length > UNSETTLED_PER_REPLY;
+    if (more) unsettled.length = UNSETTLED_PER_REPLY;
+    return { settled, unsettled, more };
+  }
+
+  /**
+   * The unsettled candidates round one gave `page` (decided at `sequence`, as this partition got
+   * it) that come after `after`, closest first, at most UNSETTLED_PER_REPLY: the probe again, as
+   * of `sequence` (the pages decided before it), which gives what it gave then.
+   */
+  more(page: RoutedPage, sequence: number, after: PartitionAnswer): MoreUnsettled {
+    if (sequence >= this.position) throw new RangeError(`partition ${this.partition}: the page of sequence ${sequence} is not applied here yet`);
+    const unsettled = this.probe(page, sequence).unsettled.filter((c) => closer(after, c));
+    const more = unsettled.length > UNSETTLED_PER_REPLY;
+    if (more) unsettled.length = UNSETTLED_PER_REPLY;
+    return { unsettled, more };
   }
 
   /**
@@ -176,7 +249,7 @@ export class IndexPartition {
   confirm(sequence: number, sketch: Uint8Array | null): string | null {
     const check = this.check;
     const ref = this.refOfSequence(sequence);
-    if (check === null || ref < 0 || (this.store.flagsOf(ref) & FLAG_BANDS_ONLY) !== 0) return null;
+    if (check === null || ref < 0) return null;
     loadSketch(check, sketch);
     const agree = this.store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) && this.store.numbersAgree(ref, check.sketch, check.size);
     return agree ? this.store.idOf(ref) : null;
@@ -190,46 +263,38 @@ export class IndexPartition {
     return ref < end && store.holds(ref) && store.sequenceOf(ref) === sequence ? ref : -1;
   }
 
-  /** closestRecorded, split where it reads the sketches' bins: those candidates go unsettled. */
-  private probe(page: RoutedPage): PartitionReply {
-    const { hits, store, index, fp } = this;
-    // A pair within the radius meets where one of its tables routes both pages; a page here by
-    // its bands alone meets none here that way.
+  /**
+   * closestRecorded, split where it reads the sketches' bins: those candidates go unsettled, all
+   * of them, closest first. Over the pages decided before `asOf` only (Infinity: all held).
+   */
+  private probe(page: RoutedPage, asOf: number): { settled: PartitionAnswer | null; unsettled: PartitionAnswer[] } {
+    const { hits, store, index } = this;
+    // A pair within the radius meets where one of its tables routes both pages, in the table
+    // index there; a page here by its bands alone has no table entry to meet one by.
     if (page.tables !== 0) index.query(page.hi, page.lo, this.radius, hits);
     else hits.count = 0;
-    const bands = this.bands;
-    if (bands !== null && page.sketch !== null && page.bandKeys.length > 0) {
-      const n = bands.candidatesOfKeys(page.bandKeys, page.bandKeys.length, store);
-      const found = bands.found;
-      for (let i = 0; i < n; i++) {
-        const ref = found[i]!;
-        if (!index.fingerprintOf(ref, fp)) continue;
-        const distance = hammingDistance(fp[0]!, fp[1]!, page.hi, page.lo);
-        // Within the radius, the table probe found it already.
-        if (distance > this.radius) pushResult(hits, ref, distance);
-      }
-    }
     const check = this.check;
     if (check !== null) loadSketch(check, page.sketch);
     const best = this.closest;
     best.ref = -1;
     best.distance = 65;
     best.sequence = Infinity;
-    const unsettled: { ref: number; distance: number; sequence: number }[] = [];
+    const unsettled: PartitionAnswer[] = [];
     for (let i = 0; i < hits.count; i++) {
       const ref = hits.refs[i]!;
       const distance = hits.distances[i]!;
       const sequence = store.sequenceOf(ref);
-      const flags = store.flagsOf(ref);
-      // Held for its bands alone: it counts only as a band candidate (beyond the radius).
-      if ((flags & FLAG_BANDS_ONLY) !== 0 && distance <= this.radius) continue;
-      const shortPair = distance > 0 && (page.short || (flags & FLAG_SHORT) !== 0);
+      if (sequence >= asOf) continue;
+      const shortPair = distance > 0 && (page.short || (store.flagsOf(ref) & FLAG_SHORT) !== 0);
       if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;
       if (check !== null) {
         if (distance > check.k || shortPair) {
           // Round two asks for the same content numbers too, which the tails tell here: a
           // candidate without them is not sent to be confirmed.
-          if (store.numbersAgree(ref, check.sketch, check.size)) unsettled.push({ ref, distance, sequence });
+          if (store.numbersAgree(ref, check.sketch, check.size)) {
+            index.fingerprintOf(ref, this.fp);
+            unsettled.push({ id: null, distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! });
+          }
           continue;
         }
         if (check.known && !store.numbersAgree(ref, check.sketch, check.size) && store.holdsSketch(ref)) continue;
@@ -240,36 +305,51 @@ export class IndexPartition {
         best.sequence = sequence;
       }
     }
-    const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);
-    // (A settled answer always has an id: band-only pages are never settled, being beyond k.)
-    const out: PartitionAnswer[] = [];
-    for (const c of unsettled) {
-      if (best.ref >= 0 && !(c.distance < best.distance || (c.distance === best.distance && c.sequence < best.sequence))) continue;
-      // Named by sequence: its home gives the id with the confirmation.
-      this.index.fingerprintOf(c.ref, this.fp);
-      out.push({ id: null, distance: c.distance, sequence: c.sequence, hi: this.fp[0]!, lo: this.fp[1]! });
+    const bands = this.bands;
+    if (bands !== null && check !== null && page.sketch !== null && page.bandKeys.length > 0) {
+      // Band candidates within the radius are a table probe's (here or where their table meets);
+      // beyond it they are beyond k (radius >= k), so never settled here: named by sequence for
+      // round two when the tails say their numbers agree, as above.
+      const n = bands.candidates(page.bandKeys, page.bandKeys.length, asOf);
+      const found = bands.bands.found;
+      for (let i = 0; i < n; i++) {
+        const ref = found[i]!;
+        const hi = bands.hi(ref);
+        const lo = bands.lo(ref);
+        const distance = hammingDistance(hi, lo, page.hi, page.lo);
+        if (distance <= this.radius) continue;
+        if ((page.short || bands.isShort(ref)) && (!check.known || check.size < MIN_CONFIRMING_SIZE || bands.sizeOf(ref) < MIN_CONFIRMING_SIZE)) continue;
+        if (bands.numbersAgree(ref, check.sketch, check.size)) unsettled.push({ id: null, distance, sequence: bands.sequenceOf(ref), hi, lo });
+      }
     }
-    return { settled, unsettled: out };
+    const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);
+    if (settled !== null) {
+      // Only candidates closer than the settled answer can change the verdict.
+      let kept = 0;
+      for (const c of unsettled) if (closer(c, settled)) unsettled[kept++] = c;
+      unsettled.length = kept;
+    }
+    unsettled.sort(byCloseness);
+    return { settled, unsettled };
   }
 
   private answer(ref: number, distance: number, sequence: number): PartitionAnswer {
     this.index.fingerprintOf(ref, this.fp);
-    const id = (this.store.flagsOf(ref) & FLAG_BANDS_ONLY) !== 0 ? null : this.store.idOf(ref);
-    return { id, distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! };
+    return { id: this.store.idOf(ref), distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! };
   }
 
   private record(page: RoutedPage, sequence: number): void {
-    const store = this.store;
-    // A page held for its band entries alone comes without its id: it is held under one that no
-    // page id has (ids are text; this one starts with a NUL), unique by its sequence.
-    const id = page.id ?? `\u0000${sequence}`;
-    if (store.lookup(id) >= 0) return;
-    const ref = this.index.insert(page.hi, page.lo);
-    const flags = (page.short ? FLAG_SHORT : 0) | (page.id === null ? FLAG_BANDS_ONLY : 0);
-    store.recordById(ref, id, null, 0, flags, Math.max(0, Math.floor(page.fetchedAt / 1000)), sequence);
-    if (store.sketchBytes > 0) store.setSketch(ref, page.sketch);
-    if (this.bands !== null && page.sketch !== null && page.bandKeys.length > 0 && store.holdsSketch(ref)) {
-      this.bands.addKeys(ref, page.bandKeys, page.bandKeys.length, store.lowRef);
+    if (page.tables !== 0) {
+      const store = this.store;
+      if (page.id === null) throw new RangeError(`partition ${this.partition}: a page with table entries comes with its id (sequence ${sequence})`);
+      if (store.lookup(page.id) >= 0) return;
+      const ref = this.index.insert(page.hi, page.lo);
+      store.recordById(ref, page.id, null, 0, page.short ? FLAG_SHORT : 0, Math.max(0, Math.floor(page.fetchedAt / 1000)), sequence);
+      if (store.sketchBytes > 0) store.setSketch(ref, page.sketch);
+    }
+    // A page without a known sketch has no band keys in the single index either.
+    if (this.bands !== null && page.sketch !== null && page.bandKeys.length > 0 && isKnownSketch(page.sketch, 0)) {
+      this.bands.add(page.hi, page.lo, sequence, page.short, page.sketch, page.bandKeys, page.bandKeys.length);
     }
   }
 }

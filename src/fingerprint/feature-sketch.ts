@@ -193,12 +193,6 @@ export function equalBins(a: Uint8Array, aAt: number, b: Uint8Array): number {
   return equal;
 }
 
-/** Whether the sketch at a[aAt...] and the sketch b have the same digest of content numbers. */
-export function sameNumbers(a: Uint8Array, aAt: number, b: Uint8Array): boolean {
-  for (let k = MINHASH_BINS; k < SCRIPT_AT; k++) if (a[aAt + k] !== b[k]) return false;
-  return true;
-}
-
 /** The share of the page's distinct shingles with a word of another script than Latin, recorded in the sketch at a[aAt...]. */
 export function sketchScriptShare(a: Uint8Array, aAt: number): number {
   return a[aAt + SCRIPT_AT]! / 255;

@@ -17,7 +17,7 @@
  */
 import { DedupError } from '../errors.js';
 import { validatePlan, type TablePlan } from './plan.js';
-import { bytesOf, concatChunks, readSliced, slicesOf, STREAM_CHUNK_BYTES, type ByteSource } from './byte-stream.js';
+import { bytesOf, readSliced, slicesOf, STREAM_CHUNK_BYTES, type ByteSource } from './byte-stream.js';
 
 export const SNAPSHOT_MAGIC = 0x58494853;
 export const SNAPSHOT_VERSION = 1;
@@ -105,16 +105,6 @@ export function* encodeSnapshotChunks(
   sum.update(dead, 0, dead.length);
   yield* slicesOf(dead, chunkBytes);
   yield bytesOf(new Uint32Array([sum.digest()]));
-}
-
-export function encodeSnapshot(
-  plan: TablePlan,
-  compressed: boolean,
-  minLive: number,
-  nextRef: number,
-  read: (ref: number, out: Uint32Array) => boolean,
-): Uint8Array {
-  return concatChunks(encodeSnapshotChunks(plan, compressed, minLive, nextRef, read));
 }
 
 /** Where a decoder puts the fingerprints it reads: views of the index's own storage. */

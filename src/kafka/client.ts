@@ -1,12 +1,12 @@
 /**
- * The narrow module that builds kafkajs clients from config (TLS, SASL) and
- * creates the product's topics. kafkajs 2.2.4 is in maintenance: everything
+ * The narrow module that builds kafkajs clients (TLS, SASL) and creates the
+ * product's topics, from the narrow options below (the start-up passes its
+ * validated config, which has them all). kafkajs 2.2.4 is in maintenance: everything
  * else talks to Kafka through the consumer and producer modules, never to
  * kafkajs directly, so the client can be swapped in one place.
  */
 import { readFileSync } from 'node:fs';
-import kafkajs, { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
-import type { DedupConfig } from '../config.js';
+import { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { DedupError } from '../errors.js';
 import { kafkaLogCreator, type Logger } from '../logger.js';
 
@@ -25,12 +25,42 @@ import { kafkaLogCreator, type Logger } from '../logger.js';
  */
 export const IDEMPOTENT_PRODUCER_RETRY = Object.freeze({ retries: Number.MAX_SAFE_INTEGER });
 
+/** How to reach and authenticate to the brokers. */
+export interface KafkaClientOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly instanceId: string;
+  readonly kafkaSsl: boolean;
+  readonly kafkaSslCaFile: string;
+  readonly kafkaSaslMechanism: 'none' | 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  readonly kafkaSaslUsername: string;
+  readonly kafkaSaslPassword: string;
+}
+
+/** The product's topics and how to create them; the sharded ones only count in mode 'sharded'. */
+export interface TopicLayout {
+  readonly mode: 'single' | 'sharded';
+  readonly pagesTopic: string;
+  readonly novelTopic: string;
+  readonly duplicateTopic: string;
+  readonly deadLetterTopic: string;
+  readonly fingerprintsTopic: string;
+  readonly sequenceTopic: string;
+  readonly answersTopic: string;
+  readonly standbyTopic: string;
+  readonly shards: number;
+  readonly standbyReplicas: number;
+  readonly topicPartitions: number;
+  readonly replicationFactor: number;
+  readonly maxPageBytes: number;
+}
+
 /** Unique per instance, so a group member can be recognised as this instance's predecessor. */
-export function kafkaClientId(config: DedupConfig): string {
+export function kafkaClientId(config: Pick<KafkaClientOptions, 'clientId' | 'instanceId'>): string {
   return `${config.clientId}-${config.instanceId}`;
 }
 
-export function createKafka(config: DedupConfig, logger: Logger): Kafka {
+export function createKafka(config: KafkaClientOptions, logger: Logger): Kafka {
   const options: KafkaConfig = {
     clientId: kafkaClientId(config),
     brokers: [...config.brokers],
@@ -56,7 +86,7 @@ export function createKafka(config: DedupConfig, logger: Logger): Kafka {
 }
 
 /** Creates any missing product topic; the changelog is compacted. */
-export async function ensureTopics(kafka: Kafka, config: DedupConfig, logger: Logger): Promise<void> {
+export async function ensureTopics(kafka: Kafka, config: TopicLayout, logger: Logger): Promise<void> {
   const admin = kafka.admin();
   try {
     await admin.connect();
@@ -120,7 +150,7 @@ export async function ensureTopics(kafka: Kafka, config: DedupConfig, logger: Lo
 }
 
 /** Sharded mode needs the changelog's partitions to be the shards, and one-partition internal logs. */
-async function checkShardTopics(admin: Admin, config: DedupConfig): Promise<void> {
+async function checkShardTopics(admin: Admin, config: TopicLayout): Promise<void> {
   const names = [config.fingerprintsTopic, config.sequenceTopic, config.answersTopic, ...(config.standbyReplicas > 0 ? [config.standbyTopic] : [])];
   const { topics } = await admin.fetchTopicMetadata({ topics: names });
   const partitions = new Map(topics.map((t) => [t.name, t.partitions.length]));
@@ -135,30 +165,4 @@ async function checkShardTopics(admin: Admin, config: DedupConfig): Promise<void
     if (partitions.get(topic) !== 1) problems.push(`${topic} has ${partitions.get(topic)} partitions; it must have exactly 1 (its offsets are the global order)`);
   }
   if (problems.length > 0) throw new DedupError('CONFIG_INVALID', problems.join('; '));
-}
-
-/**
- * The largest record value each topic accepts (max.message.bytes), read once
- * at start-up so oversized verdicts are dead-lettered rather than refused in
- * a transaction. Topics whose config cannot be read are left out (unchecked).
- */
-export async function topicRecordLimits(kafka: Kafka, topics: readonly string[]): Promise<Map<string, number>> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const { resources } = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: topics.map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
-    });
-    const limits = new Map<string, number>();
-    for (const r of resources) {
-      const entry = r.configEntries.find((e) => e.configName === 'max.message.bytes');
-      if (r.errorCode === 0 && entry && Number(entry.configValue) > 0) limits.set(r.resourceName, Number(entry.configValue));
-    }
-    return limits;
-  } catch (error) {
-    throw new DedupError('KAFKA', `reading the output topics' max.message.bytes failed: ${(error as Error).message}`, { cause: error, retriable: true });
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
 }

@@ -3,12 +3,14 @@
  * topic, Avro through the registry when one is configured, JSON otherwise,
  * optionally paced, optionally with the bad records a real crawler produces.
  */
-import type { DedupConfig } from '../config.js';
 import { DedupError } from '../errors.js';
-import { createKafka, ensureTopics, IDEMPOTENT_PRODUCER_RETRY } from '../kafka/client.js';
+import { createKafka, ensureTopics, IDEMPOTENT_PRODUCER_RETRY, type KafkaClientOptions, type TopicLayout } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
-import { createRecordCodecFromConfig } from '../wire/record-codec.js';
+import { createRecordCodecFromConfig, type RegistryCodecOptions } from '../wire/record-codec.js';
 import { demoPages } from './demo-pages.js';
+
+/** What the feed needs: the brokers, the topics (created when createTopics is set) and the codec's registry settings. */
+export type DemoFeedOptions = KafkaClientOptions & TopicLayout & RegistryCodecOptions & { readonly createTopics: boolean };
 
 /** Records a crawler sends by mistake; each must end in the dead-letter topic. */
 export function badRecords(): { key: string; value: Buffer }[] {
@@ -77,7 +79,7 @@ async function sendWithRetry(send: () => Promise<unknown>, reconnect: () => Prom
 }
 
 export async function publishDemoPages(
-  config: DedupConfig,
+  config: DemoFeedOptions,
   logger: Logger,
   options: {
     count: number;

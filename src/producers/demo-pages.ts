@@ -6,6 +6,8 @@
  * refetched with another ad, counter, timestamp and session id in its links,
  * or copied exactly under another URL. Pure: no I/O.
  */
+import { mulberry32 } from '../mulberry32.js';
+
 export interface DemoPage {
   id: string;
   url: string;
@@ -17,17 +19,6 @@ export interface DemoPage {
   of: string | null;
 }
 
-/** mulberry32: small, fast, good enough for test data. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const EN_WORDS = (
   'market city council river bridge school teacher student library museum garden festival harbour railway station engineer ' +
@@ -129,7 +120,7 @@ export interface DemoFeedOptions {
 
 /** An endless, deterministic stream of demo pages. */
 export function* demoPages(options: DemoFeedOptions = {}): Generator<DemoPage> {
-  const rand = seededRandom(options.seed ?? 42);
+  const rand = mulberry32(options.seed ?? 42);
   const refetchRate = options.refetchRate ?? 0.2;
   const copyRate = options.copyRate ?? 0.05;
   let time = options.startTime ?? Date.UTC(2026, 10, 1);

@@ -19,9 +19,9 @@
  * before it. A failed transaction rejects it and every chunk queued behind it,
  * and nothing is committed after it.
  */
-import type { OutputMessage } from '../consumers/page-batch-processor.js';
+import type { OutputMessage } from '../wire/output-record.js';
 import { DedupError } from '../errors.js';
-import type { CommittedOffsets, VerdictProducer } from './verdict.producer.js';
+import type { CommittedOffsets, VerdictProducer } from '../kafka/verdict-producer.js';
 
 export interface QueuedChunk {
   readonly topicMessages: Map<string, OutputMessage[]>;

@@ -128,18 +128,19 @@ function firstNonSpace(buffer: Buffer): number {
  * (outputFormat auto or avro), JSON otherwise. Used by the pipeline and the
  * demo crawler alike, so both always speak the same format.
  */
-export function createRecordCodecFromConfig(
-  config: CodecTopics & {
-    schemaRegistryUrl: string;
-    schemaRegistryTimeoutMs: number;
-    schemaRegistryUsername: string;
-    schemaRegistryPassword: string;
-    schemaRegistryCaFile: string;
-    outputFormat: 'auto' | 'avro' | 'json';
-    clientId: string;
-    maxPageBytes: number;
-  },
-): Promise<RecordCodec> {
+/** The registry settings and output format as configured ('auto': Avro when a registry is set). */
+export interface RegistryCodecOptions extends CodecTopics {
+  schemaRegistryUrl: string;
+  schemaRegistryTimeoutMs: number;
+  schemaRegistryUsername: string;
+  schemaRegistryPassword: string;
+  schemaRegistryCaFile: string;
+  outputFormat: 'auto' | 'avro' | 'json';
+  clientId: string;
+  maxPageBytes: number;
+}
+
+export function createRecordCodecFromConfig(config: RegistryCodecOptions): Promise<RecordCodec> {
   const registry = config.schemaRegistryUrl
     ? createRegistryClient({
         url: config.schemaRegistryUrl,

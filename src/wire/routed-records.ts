@@ -19,6 +19,7 @@ const VERSION = 1;
 const ENTRIES = 1;
 const ORDER = 2;
 const REPLY = 3;
+const MORE = 4;
 const TAIL_BYTES = SKETCH_BINS - MINHASH_BINS;
 
 /** A chunk: the input partition, its first input offset, and the attempt (a chunk decided again after a crash is another attempt). */
@@ -48,12 +49,30 @@ export interface OrderRecord {
   readonly partitions: number;
 }
 
+/**
+ * Round two's request for a page's next unsettled candidates at one partition (after a reply
+ * that left some out): the page as that partition got it, its sequence, and the cursor (the
+ * last candidate sent). The answer is a ReplyRecord with that page's slot alone.
+ */
+export interface MoreRecord {
+  readonly chunk: ChunkKey;
+  readonly indexPartition: number;
+  readonly slot: number;
+  readonly sequence: number;
+  readonly after: PartitionAnswer;
+  readonly page: RoutedPage;
+}
+
 export interface ReplyRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
   /** Replies by slot; slots with neither a settled answer nor an unsettled candidate are left out. */
   readonly replies: readonly { slot: number; reply: PartitionReply }[];
 }
+
+/** A reply's per-page flags. */
+const REPLY_SETTLED = 1;
+const REPLY_MORE = 2;
 
 const FLAG_SHORT = 1;
 const FLAG_SKETCH = 2;
@@ -66,9 +85,15 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 class Writer {
-  private buf = new Uint8Array(256);
-  private view = new DataView(this.buf.buffer);
+  private buf: Uint8Array;
+  private view: DataView;
   length = 0;
+
+  /** `expected`: the bytes the record will probably take, so that it is written without growing. */
+  constructor(expected = 256) {
+    this.buf = new Uint8Array(Math.max(64, expected));
+    this.view = new DataView(this.buf.buffer);
+  }
 
   private room(n: number): void {
     if (this.length + n <= this.buf.length) return;
@@ -108,17 +133,22 @@ class Writer {
     this.length += 8;
   }
 
-  bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.buf.set(b, this.length);
-    this.length += b.length;
+  bytes(b: Uint8Array, from = 0, to = b.length): void {
+    const n = to - from;
+    this.room(n);
+    const buf = this.buf;
+    // Short runs (a sketch, its tail) copy faster by hand than through a subarray and set().
+    for (let i = 0; i < n; i++) buf[this.length + i] = b[from + i]!;
+    this.length += n;
   }
 
   text(s: string): void {
-    const b = encoder.encode(s);
-    if (b.length > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${b.length} bytes is longer than the 65,535 a routed record carries`);
-    this.u16(b.length);
-    this.bytes(b);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; encoded in place, behind its length.
+    this.room(2 + 3 * s.length);
+    const { written } = encoder.encodeInto(s, this.buf.subarray(this.length + 2));
+    if (written > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${written} bytes is longer than the 65,535 a routed record carries`);
+    this.view.setUint16(this.length, written);
+    this.length += 2 + written;
   }
 
   done(): Buffer {
@@ -206,25 +236,14 @@ function header(r: Reader, type: number): void {
  * routing decides which, this only writes it.
  */
 export function encodeEntries(record: EntriesRecord): Buffer {
-  const w = new Writer();
+  let expected = 16;
+  for (const { page } of record.pages) expected += entryBytes(page);
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(ENTRIES);
   writeChunk(w, record.chunk);
   w.u16(record.pages.length);
-  for (const { slot, page } of record.pages) {
-    const home = (page.tables & 1) !== 0;
-    const tail = page.sketch !== null && !home;
-    const flags = (page.short ? FLAG_SHORT : 0) | (page.sketch === null ? 0 : home ? FLAG_SKETCH : FLAG_TAIL) | (page.id === null ? 0 : FLAG_ID) | (tail && page.sketch![0] !== 0 ? FLAG_KNOWN : 0);
-    w.u16(slot);
-    w.u8(flags);
-    w.u8(page.tables);
-    w.u8(page.bandKeys.length);
-    w.u32(page.hi);
-    w.u32(page.lo);
-    for (const key of page.bandKeys) w.u32(key);
-    if (page.sketch !== null) w.bytes(home ? page.sketch : page.sketch.subarray(MINHASH_BINS));
-    if (page.id !== null) w.text(page.id);
-  }
+  for (const { slot, page } of record.pages) writePage(w, slot, page);
   return w.done();
 }
 
@@ -234,28 +253,78 @@ export function decodeEntries(value: Uint8Array): EntriesRecord {
   const chunk = readChunk(r);
   const count = r.u16();
   const pages: SlottedPage[] = [];
-  for (let i = 0; i < count; i++) {
-    const slot = r.u16();
-    const flags = r.u8();
-    const tables = r.u8();
-    const keys = r.u8();
-    const hi = r.u32();
-    const lo = r.u32();
-    const bandKeys: number[] = [];
-    for (let k = 0; k < keys; k++) bandKeys.push(r.u32());
-    let sketch: Uint8Array | null = null;
-    if (flags & FLAG_SKETCH) sketch = r.bytes(SKETCH_BINS);
-    else if (flags & FLAG_TAIL) {
-      // The tail's form at a partition other than the home (index-partition.ts sketchTail): bin 0 marks a known sketch.
-      sketch = new Uint8Array(SKETCH_BINS);
-      sketch.set(r.bytes(TAIL_BYTES), MINHASH_BINS);
-      sketch[0] = flags & FLAG_KNOWN ? 1 : 0;
-    }
-    const id = flags & FLAG_ID ? r.text() : null;
-    pages.push({ slot, page: { id, hi, lo, short: (flags & FLAG_SHORT) !== 0, fetchedAt: 0, sketch, tables, bandKeys } });
-  }
+  for (let i = 0; i < count; i++) pages.push(readPage(r));
   r.end();
   return { chunk, pages };
+}
+
+export function encodeMore(record: MoreRecord): Buffer {
+  const w = new Writer(64 + entryBytes(record.page));
+  w.u8(VERSION);
+  w.u8(MORE);
+  writeChunk(w, record.chunk);
+  w.u16(record.indexPartition);
+  w.u48(record.sequence);
+  writeAnswer(w, record.after);
+  writePage(w, record.slot, record.page);
+  return w.done();
+}
+
+export function decodeMore(value: Uint8Array): MoreRecord {
+  const r = new Reader(value);
+  header(r, MORE);
+  const chunk = readChunk(r);
+  const indexPartition = r.u16();
+  const sequence = r.u48();
+  const after = readAnswer(r);
+  const { slot, page } = readPage(r);
+  r.end();
+  return { chunk, indexPartition, slot, sequence, after, page };
+}
+
+/** About the bytes writePage takes (ids counted at one byte a character). */
+function entryBytes(page: RoutedPage): number {
+  return 19 + 4 * page.bandKeys.length + (page.sketch === null ? 0 : SKETCH_BINS) + (page.id === null ? 0 : 2 + page.id.length);
+}
+
+/**
+ * The sketch a partition gets: the whole one at the page's home (tables bit 0), else its tail;
+ * routing decides which, this only writes it.
+ */
+function writePage(w: Writer, slot: number, page: RoutedPage): void {
+  const home = (page.tables & 1) !== 0;
+  const tail = page.sketch !== null && !home;
+  const flags = (page.short ? FLAG_SHORT : 0) | (page.sketch === null ? 0 : home ? FLAG_SKETCH : FLAG_TAIL) | (page.id === null ? 0 : FLAG_ID) | (tail && page.sketch![0] !== 0 ? FLAG_KNOWN : 0);
+  w.u16(slot);
+  w.u8(flags);
+  w.u8(page.tables);
+  w.u8(page.bandKeys.length);
+  w.u32(page.hi);
+  w.u32(page.lo);
+  for (const key of page.bandKeys) w.u32(key);
+  if (page.sketch !== null) w.bytes(page.sketch, home ? 0 : MINHASH_BINS, SKETCH_BINS);
+  if (page.id !== null) w.text(page.id);
+}
+
+function readPage(r: Reader): SlottedPage {
+  const slot = r.u16();
+  const flags = r.u8();
+  const tables = r.u8();
+  const keys = r.u8();
+  const hi = r.u32();
+  const lo = r.u32();
+  const bandKeys: number[] = [];
+  for (let k = 0; k < keys; k++) bandKeys.push(r.u32());
+  let sketch: Uint8Array | null = null;
+  if (flags & FLAG_SKETCH) sketch = r.bytes(SKETCH_BINS);
+  else if (flags & FLAG_TAIL) {
+    // The tail's form at a partition other than the home (index-partition.ts sketchTail): bin 0 marks a known sketch.
+    sketch = new Uint8Array(SKETCH_BINS);
+    sketch.set(r.bytes(TAIL_BYTES), MINHASH_BINS);
+    sketch[0] = flags & FLAG_KNOWN ? 1 : 0;
+  }
+  const id = flags & FLAG_ID ? r.text() : null;
+  return { slot, page: { id, hi, lo, short: (flags & FLAG_SHORT) !== 0, fetchedAt: 0, sketch, tables, bandKeys } };
 }
 
 export function encodeOrder(record: OrderRecord): Buffer {
@@ -306,7 +375,10 @@ function readAnswer(r: Reader): PartitionAnswer {
 }
 
 export function encodeReply(record: ReplyRecord): Buffer {
-  const w = new Writer();
+  // A settled answer with an id is about 60 bytes, an unsettled one 20.
+  let expected = 16;
+  for (const { reply } of record.replies) expected += 4 + (reply.settled === null ? 0 : 80) + 20 * reply.unsettled.length;
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(REPLY);
   writeChunk(w, record.chunk);
@@ -314,7 +386,7 @@ export function encodeReply(record: ReplyRecord): Buffer {
   w.u16(record.replies.length);
   for (const { slot, reply } of record.replies) {
     w.u16(slot);
-    w.u8(reply.settled === null ? 0 : 1);
+    w.u8((reply.settled === null ? 0 : REPLY_SETTLED) | (reply.more ? REPLY_MORE : 0));
     if (reply.settled !== null) writeAnswer(w, reply.settled);
     if (reply.unsettled.length > 0xff) throw new RangeError(`${reply.unsettled.length} unsettled candidates in one reply (at most 255)`);
     w.u8(reply.unsettled.length);
@@ -332,10 +404,11 @@ export function decodeReply(value: Uint8Array): ReplyRecord {
   const replies: { slot: number; reply: PartitionReply }[] = [];
   for (let i = 0; i < count; i++) {
     const slot = r.u16();
-    const settled = r.u8() === 1 ? readAnswer(r) : null;
+    const flags = r.u8();
+    const settled = flags & REPLY_SETTLED ? readAnswer(r) : null;
     const unsettled: PartitionAnswer[] = [];
     for (let n = r.u8(); n > 0; n--) unsettled.push(readAnswer(r));
-    replies.push({ slot, reply: { settled, unsettled } });
+    replies.push({ slot, reply: { settled, unsettled, more: (flags & REPLY_MORE) !== 0 } });
   }
   r.end();
   return { chunk, indexPartition, replies };

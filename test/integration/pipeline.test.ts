@@ -18,7 +18,7 @@ import { createFingerprinter, decodePageBytes } from '../../src/fingerprint/inde
 import { fingerprintFromBytes, fingerprintToHex } from '../../src/fingerprint/fingerprint-hex.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { loadConfig } from '../../src/config.js';
-import { DLQ_HEADERS } from '../../src/consumers/page-batch-processor.js';
+import { DLQ_HEADERS } from '../../src/chunk/page-batch-processor.js';
 import { createTopics, deleteTopics, freePort, metricSum, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, runTopics } from '../support/infra.js';
 import { startPipelineProcess } from '../support/pipeline-process.js';
 

@@ -1,11 +1,2 @@
-/** Deterministic PRNG (mulberry32) for seeded random tests: floats in [0, 1). The one copy tests share. */
-export function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG for seeded random tests: the product's one mulberry32 (src/mulberry32.ts). */
+export { mulberry32, mulberry32Uint32 } from '../../src/mulberry32.js';

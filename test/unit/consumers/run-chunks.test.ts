@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { EachBatchPayload } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { runChunks, type ChunkCommit } from '../../../src/consumers/crawled-pages.consumer.js';
-import type { PageBatchProcessor, ProcessedChunk } from '../../../src/consumers/page-batch-processor.js';
+import type { PageBatchProcessor, ProcessedChunk } from '../../../src/chunk/page-batch-processor.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 
 const metrics = createMetrics(new Registry(), { indexFingerprints: () => 0, indexBytes: () => 0, indexMemoryLimitBytes: () => 0, indexTables: () => 0, planCandidatesPerProbe: () => 0, ready: () => true });

@@ -8,17 +8,9 @@ import assert from 'node:assert/strict';
 import { Decider } from '../../../src/dedup/decider.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
+import { mulberry32Uint32 } from '../../support/rng.js';
 
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+const seeded = mulberry32Uint32;
 
 const plan = planFromBlocks(3, [16, 16, 16, 16]);
 const T0 = 1_700_000_000;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { memoryPageTier, type PageTier } from '../../../src/dedup/blob-store.js';
 import { filePageTier } from '../../../src/storage/file-blob-store.js';
+import { mulberry32Uint32 } from '../../support/rng.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'page-store-test-'));
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
@@ -19,16 +20,7 @@ const TIERS: [string, () => PageTier][] = [
   ['file', () => filePageTier(scratch)],
 ];
 
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+const seeded = mulberry32Uint32;
 
 /** What UTF-8 storage gives back: lone surrogates become U+FFFD. */
 const stored = (id: string | null): string | null => (id === null ? null : (id as unknown as { toWellFormed(): string }).toWellFormed());

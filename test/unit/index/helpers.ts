@@ -3,16 +3,8 @@ import assert from 'node:assert/strict';
 import { hammingDistance } from '../../../src/fingerprint/fingerprint-hex.js';
 import { createQueryResult, type FingerprintIndex, type QueryResult } from '../../../src/index/index.js';
 
-/** mulberry32: small, seeded, good enough for test data. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+/** 32-bit words from the shared mulberry32 (src/mulberry32.ts). */
+export { mulberry32Uint32 as rng } from '../../support/rng.js';
 
 export function flipBits(hi: number, lo: number, d: number, next: () => number): [number, number] {
   const bits = new Set<number>();

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createGroupCommitter, mergeChunks, type QueuedChunk } from '../../../src/producers/group-commit.js';
-import type { CommittedOffsets, VerdictProducer } from '../../../src/producers/verdict.producer.js';
-import type { OutputMessage } from '../../../src/consumers/page-batch-processor.js';
+import type { CommittedOffsets, VerdictProducer } from '../../../src/kafka/verdict-producer.js';
+import type { OutputMessage } from '../../../src/chunk/page-batch-processor.js';
 
 const TOPICS = ['novel', 'dup', 'dlq', 'changelog'];
 

@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/logger.js';
 import { createKafka } from '../../../src/kafka/client.js';
-import { createVerdictProducer } from '../../../src/producers/verdict.producer.js';
-import { createLogAppender } from '../../../src/producers/log-appender.producer.js';
+import { createVerdictProducer } from '../../../src/kafka/verdict-producer.js';
+import { createLogAppender } from '../../../src/kafka/log-appender.js';
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'src');
 

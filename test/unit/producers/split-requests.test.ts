@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitRequests } from '../../../src/producers/verdict.producer.js';
+import { splitRequests } from '../../../src/kafka/verdict-producer.js';
 
 const msg = (bytes: number, key = 'k') => ({ key, value: Buffer.alloc(bytes) });
 

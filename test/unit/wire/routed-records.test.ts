@@ -2,13 +2,14 @@
  * The routed design's records (src/wire/routed-records.ts) read back as
  * written, over generated chunks: entries with and without ids, whole
  * sketches at the home and tails elsewhere, band keys, order records over
- * any partition count, replies with settled and unsettled answers. A record
+ * any partition count, replies with settled and unsettled answers and the
+ * mark that more were left out, and round two's requests for them. A record
  * cut short or of another version is refused, never misread.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeEntries, decodeOrder, decodeReply, encodeEntries, encodeOrder, encodeReply, type ChunkKey } from '../../../src/wire/routed-records.js';
+import { decodeEntries, decodeMore, decodeOrder, decodeReply, encodeEntries, encodeMore, encodeOrder, encodeReply, type ChunkKey } from '../../../src/wire/routed-records.js';
 import { sketchTail, type PartitionAnswer } from '../../../src/dedup/index-partition.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { DedupError } from '../../../src/errors.js';
@@ -65,8 +66,21 @@ test('order records read back with the partitions they touched', () => {
 
 test('replies read back with their settled and unsettled answers', () => {
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot: fc.integer({ min: 0, max: 0xffff }), reply: rec({ settled: fc.option(answer), unsettled: fc.array(answer, { maxLength: 8 }) }) }), { maxLength: 30 }), (key, indexPartition, replies) => {
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot: fc.integer({ min: 0, max: 0xffff }), reply: rec({ settled: fc.option(answer), unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() }) }), { maxLength: 30 }), (key, indexPartition, replies) => {
       assert.deepEqual(decodeReply(encodeReply({ chunk: key, indexPartition, replies })), { chunk: key, indexPartition, replies });
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('requests for more unsettled candidates read back as written', () => {
+  fc.assert(
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), answer, page, (key, indexPartition, sequence, after, p) => {
+      const home = (p.tables & 1) !== 0;
+      const s = p.sketch === null ? null : home ? p.sketch : sketchTail(p.sketch);
+      const routed = { id: p.withId ? p.id : null, hi: p.hi, lo: p.lo, short: p.short, fetchedAt: 0, sketch: s, tables: p.tables, bandKeys: p.bandKeys };
+      const back = decodeMore(encodeMore({ chunk: key, indexPartition, slot: p.slot, sequence, after, page: routed }));
+      assert.deepEqual({ ...back, page: { ...back.page, sketch: back.page.sketch === null ? null : [...back.page.sketch] } }, { chunk: key, indexPartition, slot: p.slot, sequence, after, page: { ...routed, sketch: s === null ? null : [...s] } });
     }),
     { numRuns: 300 },
   );

@@ -12,7 +12,9 @@ import type { Decider, Verdict } from '../dedup/decider.js';
 import type { CrawledPage } from '../wire/crawled-page.js';
 import type { RecordCodec } from '../wire/record-codec.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
-import { FINGERPRINT_VERSION_HEADER } from './changelog.replay.js';
+import { FINGERPRINT_VERSION_HEADER, RECORD_OVERHEAD_BYTES, type OutputMessage } from '../wire/output-record.js';
+
+export type { OutputMessage } from '../wire/output-record.js';
 import type { PreparePool } from './prepare-pool.js';
 import type { PreparedMeta } from './prepare-worker.js';
 
@@ -23,14 +25,6 @@ export interface InputRecord {
   readonly value: Buffer | null;
   /** Record timestamp, milliseconds since the epoch, as kafkajs gives it (a string). */
   readonly timestamp: string;
-}
-
-export interface OutputMessage {
-  key: string | Buffer | null;
-  /** Set only where the partition is chosen, not hashed from the key. */
-  partition?: number;
-  value: Buffer;
-  headers?: Record<string, string>;
 }
 
 export interface ProcessedChunk {
@@ -113,9 +107,6 @@ export interface PageBatchProcessorOptions {
   /** Written as a header on every changelog entry (see FINGERPRINT_VERSION_HEADER). */
   readonly fingerprintVersion?: string;
 }
-
-/** Record batch and record overhead kept free under a topic's max.message.bytes. */
-export const RECORD_OVERHEAD_BYTES = 1024;
 
 export const DLQ_HEADERS = {
   code: 'dedup.error.code',

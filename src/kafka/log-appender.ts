@@ -8,7 +8,7 @@
  * sequence writes the same hits, the same watermarks, the same changelog
  * entries; a page appended twice is recognised by its home shard). Exactly
  * once is where the reader can see it: the verdicts, whose transaction also
- * commits the input offsets (src/producers/verdict.producer.ts).
+ * commits the input offsets (src/kafka/verdict-producer.ts).
  *
  * Requests are serialised and coalesced: callers append concurrently (one per
  * input partition), the appender sends whatever is queued as one request, so
@@ -17,7 +17,7 @@
  */
 import type { Kafka, Producer } from 'kafkajs';
 import { DedupError } from '../errors.js';
-import { IDEMPOTENT_PRODUCER_RETRY } from '../kafka/client.js';
+import { IDEMPOTENT_PRODUCER_RETRY } from './client.js';
 
 export interface LogRecord {
   readonly topic: string;

@@ -10,25 +10,20 @@ import assert from 'node:assert/strict';
 import avro from 'avsc';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { RegistryClient } from '../../../src/wire/registry.js';
-import { createPageBatchProcessor, type InputRecord, type OutputMessage } from '../../../src/consumers/page-batch-processor.js';
-import { createPreparePool } from '../../../src/consumers/prepare-pool.js';
+import { createPageBatchProcessor, type InputRecord, type OutputMessage } from '../../../src/chunk/page-batch-processor.js';
+import { createPreparePool } from '../../../src/chunk/prepare-pool.js';
 import { createRecordCodec, readSchema, type RecordCodec } from '../../../src/wire/record-codec.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
 import { Decider } from '../../../src/dedup/decider.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
+import { mulberry32 } from '../../support/rng.js';
 
 const topics = { sourceTopic: 'in', novelTopic: 'novel', duplicateTopic: 'dup', deadLetterTopic: 'dlq', fingerprintsTopic: 'fp' };
 const codecTopics = { pagesTopic: 'in', novelTopic: 'novel', duplicateTopic: 'dup', fingerprintsTopic: 'fp' };
 const MAX_PAGE_BYTES = 64 * 1024;
 const CRAWLED_PAGE_ID = 7;
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    return s / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 /** A registry in memory with the client's contract: ids per subject, 404 for an unknown id, magic byte + id + body. */
 function memoryRegistry(): RegistryClient {

@@ -12,55 +12,14 @@ import { DedupError } from '../errors.js';
 import type { FingerprintChange, RecordCodec } from '../wire/record-codec.js';
 import type { Decider, RestoredDecision } from '../dedup/decider.js';
 import type { Logger } from '../logger.js';
-
-/**
- * Record header naming the fingerprint definition (feature options, the
- * fingerprinter's definition number, Unicode version) a changelog entry was
- * computed with. Fingerprints of different definitions are not comparable:
- * replay refuses to mix them.
- */
-export const FINGERPRINT_VERSION_HEADER = 'dedup.fingerprint.version';
+import { FINGERPRINT_VERSION_HEADER } from '../wire/output-record.js';
+import { endOffsets } from './admin.js';
 
 export interface ReplayResult {
   records: number;
   /** Next offset per partition after replay (the snapshot offsets to write later). */
   offsets: Record<string, string>;
   seconds: number;
-}
-
-/** Per partition, the first offset still held ('low') or the next offset to be written ('high'). */
-async function topicOffsets(kafka: Kafka, topic: string, end: 'low' | 'high'): Promise<Record<string, string>> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return Object.fromEntries(offsets.map((o) => [String(o.partition), o[end]]));
-  } catch (error) {
-    throw new DedupError('KAFKA', `reading ${end === 'high' ? 'end' : 'start'} offsets of ${topic} failed: ${(error as Error).message}`, { cause: error, retriable: true });
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
-}
-
-export function endOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
-  return topicOffsets(kafka, topic, 'high');
-}
-
-/** The first offset each partition still holds (records before it were deleted by retention). */
-export function startOffsets(kafka: Kafka, topic: string): Promise<Record<string, string>> {
-  return topicOffsets(kafka, topic, 'low');
-}
-
-export async function clusterId(kafka: Kafka): Promise<string> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    return (await admin.describeCluster()).clusterId;
-  } catch (error) {
-    throw new DedupError('KAFKA', `describing the Kafka cluster failed: ${(error as Error).message}`, { cause: error, retriable: true });
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
 }
 
 export async function replayChangelog(options: {

@@ -8,21 +8,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPageBatchProcessor, DLQ_HEADERS, type InputRecord, type OutputMessage } from '../../../src/consumers/page-batch-processor.js';
+import { createPageBatchProcessor, DLQ_HEADERS, type InputRecord, type OutputMessage } from '../../../src/chunk/page-batch-processor.js';
 import { createRecordCodec } from '../../../src/wire/record-codec.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
 import { Decider } from '../../../src/dedup/decider.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
+import { mulberry32 } from '../../support/rng.js';
 
 const topics = { sourceTopic: 'in', novelTopic: 'novel', duplicateTopic: 'dup', deadLetterTopic: 'dlq', fingerprintsTopic: 'fp' };
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    return s / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 const WORDS = 'crawler fetched the page again with another banner and a new counter while the article text stayed the same for readers'.split(' ');
 

@@ -11,8 +11,8 @@
  */
 import type { Kafka, Producer } from 'kafkajs';
 import { DedupError } from '../errors.js';
-import { IDEMPOTENT_PRODUCER_RETRY } from '../kafka/client.js';
-import { RECORD_OVERHEAD_BYTES, type OutputMessage } from '../consumers/page-batch-processor.js';
+import { IDEMPOTENT_PRODUCER_RETRY } from './client.js';
+import { RECORD_OVERHEAD_BYTES, type OutputMessage } from '../wire/output-record.js';
 
 export interface CommittedOffsets {
   topic: string;
