@@ -21,6 +21,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { CONFIG_OPTIONS, loadConfig, type OptionSpec } from '../src/config.js';
 import { secondStageBytesPerPage } from '../src/dedup/create-decider.js';
+import { BAND_DISK_BYTES_PER_PAGE } from '../src/dedup/sketch-bands.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { bytesPerFingerprint } from '../src/index/planner.js';
 import { pageStoreBytesPerPage, pageStoreTierBytesPerPage } from '../src/dedup/page-store.js';
@@ -46,6 +47,11 @@ export const SIZING = Object.freeze({
   pageStoreBytesPerPage: pageStoreBytesPerPage(),
   /** Page store tier on the state volume per page: record, sketch and id bytes (ids of about 40 bytes). */
   tierBytesPerPage: pageStoreTierBytesPerPage(SKETCH_BINS, 40),
+  /**
+   * The sketch bands' sorted runs on the state volume per page, at the default config (src/dedup/sketch-bands.ts):
+   * not in snapshots (a restart builds them from the sketches), but twice over while the largest runs merge.
+   */
+  bandDiskBytesPerPage: BAND_DISK_BYTES_PER_PAGE * DEFAULTS.secondStageBands,
   /**
    * The second stage at the default config: the feature sketch and its bands (src/dedup/create-decider.ts).
    * DEDUP_SECOND_STAGE_BANDS=0 turns it off and takes this out of the formula.
@@ -75,8 +81,9 @@ export interface PodSizing {
 /**
  *   budget  = N x (bytesPerFingerprint(t, N) + pageStoreBytesPerPage + secondStageBytesPerPage)
  *   memory  = ceil_64MiB(budget x (1 + indexHeadroom) + runtimeBytes)
- *   volume  = ceil_GiB(2 x budget + 3 x N x tierBytesPerPage + 1 GiB)
- * (the tier file, and its copy in the old and the new snapshot while one is written).
+ *   volume  = ceil_GiB(2 x budget + N x (3 x tierBytesPerPage + 2 x bandDiskBytesPerPage) + 1 GiB)
+ * (the tier file, and its copy in the old and the new snapshot while one is written; the bands'
+ * runs, twice while the largest merge).
  */
 export function podSizing(expectedFingerprints: number, tables: number = SIZING.designTables): PodSizing {
   const perFingerprint = bytesPerFingerprint(tables, expectedFingerprints);
@@ -89,7 +96,7 @@ export function podSizing(expectedFingerprints: number, tables: number = SIZING.
     indexBytesPerFingerprint: perFingerprint,
     memoryBudgetBytes: budget,
     podMemoryMiB: memoryMiB,
-    stateVolumeGiB: Math.ceil((2 * budget + 3 * expectedFingerprints * SIZING.tierBytesPerPage + GiB) / GiB),
+    stateVolumeGiB: Math.ceil((2 * budget + expectedFingerprints * (3 * SIZING.tierBytesPerPage + 2 * SIZING.bandDiskBytesPerPage) + GiB) / GiB),
   });
 }
 
@@ -183,9 +190,9 @@ function measuredMemory(): MemoryRun[] {
 export function renderSizingTable(): string {
   const lines = [
     `Budget per fingerprint = index bytes (${SIZING.designTables} tables, from \`bytesPerFingerprint\` in src/index/planner.ts) + ${SIZING.pageStoreBytesPerPage} B of page store + ` +
-      `${SIZING.secondStageBytesPerPage} B for the second stage (its ${DEFAULTS.secondStageBands} sketch bands; 0 with DEDUP_SECOND_STAGE_BANDS=0; the 64-byte sketch is on disk); ` +
+      `${SIZING.secondStageBytesPerPage} B for the second stage (its ${DEFAULTS.secondStageBands} sketch bands; 0 with DEDUP_SECOND_STAGE_BANDS=0; the 64-byte sketch and the bands' sorted runs are on disk); ` +
       `pod memory = budget x ${1 + SIZING.indexHeadroom} + ${SIZING.runtimeBytes / MiB} MiB, rounded up to ${SIZING.memoryStepBytes / MiB} MiB; ` +
-      `state volume = 2 x budget + 3 x ${SIZING.tierBytesPerPage} B per page of page-store tier (the tier file and its copy in two snapshots) + 1 GiB, rounded up to GiB.`,
+      `state volume = 2 x budget + 3 x ${SIZING.tierBytesPerPage} B per page of page-store tier (the tier file and its copy in two snapshots) + 2 x ${SIZING.bandDiskBytesPerPage} B per page of sketch-band runs (twice while the largest merge) + 1 GiB, rounded up to GiB.`,
     '',
     '| DEDUP_EXPECTED_FINGERPRINTS | Index B/fingerprint | DEDUP_MEMORY_BUDGET_BYTES | Pod memory (request = limit) | State volume |',
     '|---:|---:|---:|---:|---:|',
@@ -200,7 +207,7 @@ export function renderSizingTable(): string {
       '',
       'Measured (`MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc dist/bench/dedup/memory.js N file decide|restore`, bench/results/memory.json: one process holds N generated pages, the planner\'s plan, the second stage on at its defaults, the tier in a file; RAM = RSS growth over the empty process after a full collection; "restore" fills through the changelog replay path; times on a 2-core machine shared with other work):',
       '',
-      '| Pages held | Filled by | Plan | RAM B/page (RSS) | peak RSS B/page | arrays: tables + fingerprints | page store | sketch bands | Disk B/page | µs/decision (wall) | CPU µs/decision |',
+      '| Pages held | Filled by | Plan | RAM B/page (RSS) | peak RSS B/page | arrays: tables + fingerprints | page store | sketch bands (RAM) | Disk B/page (tier and band runs) | µs/decision (wall) | CPU µs/decision |',
       '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const r of measured) {

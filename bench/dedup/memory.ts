@@ -113,7 +113,10 @@ const fillSeconds = Number(process.hrtime.bigint() - fillStarted) / 1e9;
 const rssHeld = rss();
 const usage = process.memoryUsage();
 const peakRss = process.resourceUsage().maxRSS * 1024;
-const bands = store.bands?.byteLength ?? 0;
+// The bands' RAM: the buffer and what locates the runs' entries; the runs are in the tier (in RAM with tier=memory).
+const bandsOnDisk = store.bands?.bytesOnDisk ?? 0;
+const bands = (store.bands?.byteLength ?? 0) + (tierKind === 'memory' ? bandsOnDisk : 0);
+const bandRuns = store.bands?.runCount ?? 0;
 const storeBytes = store.byteLength - bands;
 const indexBytes = index.byteLength;
 const fingerprintBytes = index.nextReference * (8 + 1 / 8);
@@ -121,6 +124,7 @@ const tierBytes = (store as unknown as { tierByteLength?: number }).tierByteLeng
 
 let duplicates = 0;
 const each = new Float64Array(TIMED);
+const readsBefore = store.bands?.diskReads ?? 0;
 const cpuStarted = process.cpuUsage();
 const started = process.hrtime.bigint();
 for (let i = pages; i < pages + TIMED; i++) {
@@ -129,6 +133,7 @@ for (let i = pages; i < pages + TIMED; i++) {
   each[i - pages] = Number(process.hrtime.bigint() - t0) / 1e3;
 }
 const micros = Number(process.hrtime.bigint() - started) / 1e3 / TIMED;
+const bandReads = ((store.bands?.diskReads ?? 0) - readsBefore) / TIMED;
 const cpu = process.cpuUsage(cpuStarted);
 // CPU time of the process (user + system: the preads included), which a machine shared with other
 // work does not inflate the way it inflates wall time.
@@ -160,12 +165,16 @@ const run = {
     pageStore: per(storeBytes),
     sketchesInRam: tierKind === 'memory' ? per(pages * SKETCH_BINS) : 0,
     bands: per(bands),
+    bandsOnDisk: per(bandsOnDisk),
     arraysTotal: per(decider.byteLength),
   },
   /** Where the RSS is, by V8's account (after a full collection): the JS heap, and the typed arrays' buffers outside it. */
   processBytesPerPage: { heapUsed: per(usage.heapUsed), heapTotal: per(usage.heapTotal), arrayBuffers: per(usage.arrayBuffers) },
   plan: `${plan.tables.length} tables, blocks ${plan.blockWidths.join('/')}`,
   bands: config.secondStageBands,
+  /** The bands' sorted runs in the tier when the timing began, and their reads per decision (pread with a file tier). */
+  bandRuns,
+  bandReadsPerDecision: Number(bandReads.toFixed(2)),
   duplicateShare: Number((duplicates / TIMED).toFixed(3)),
   fillSeconds: Number(fillSeconds.toFixed(1)),
   timedDecisions: TIMED,

@@ -18,10 +18,20 @@ export interface BlobStore {
   release(position: number): void;
 }
 
-/** The two blobs of a page store's tier: fixed-size records per ref, and the id bytes they name. */
+/** A blob that is dropped whole when done with (a sorted run of the sketch bands). */
+export interface RunBlob extends BlobStore {
+  /** Frees the blob; it is not read again. */
+  dispose(): void;
+}
+
+/**
+ * The blobs of a page store's tier: fixed-size records per ref, the id bytes they name, and new
+ * blobs for the sketch bands' runs (sketch-bands.ts; in memory when absent).
+ */
 export interface PageTier {
   readonly records: BlobStore;
   readonly names: BlobStore;
+  readonly runs?: () => RunBlob;
 }
 
 const PAGE_BITS = 15;
@@ -81,6 +91,13 @@ export class MemoryBlobStore implements BlobStore {
   }
 }
 
+/** A RunBlob in memory. */
+export function memoryRunBlob(): RunBlob {
+  const blob = new MemoryBlobStore() as MemoryBlobStore & { dispose(): void };
+  blob.dispose = () => blob.release(Infinity);
+  return blob;
+}
+
 export function memoryPageTier(): PageTier {
-  return { records: new MemoryBlobStore(), names: new MemoryBlobStore() };
+  return { records: new MemoryBlobStore(), names: new MemoryBlobStore(), runs: memoryRunBlob };
 }

@@ -158,6 +158,8 @@ export class PageStore implements RefHashes {
 
   /** Bands over the sketches held (useBands), or null. */
   private bandIndex: SketchBands | null = null;
+  /** The bands' buffer bound (SketchBandsOptions.bufferEntries; tests set it low to make many runs). */
+  bandBufferEntries: number | undefined = undefined;
 
   /**
    * sketchBytes: bytes of feature sketch kept per page (SKETCH_BINS when the
@@ -226,12 +228,14 @@ export class PageStore implements RefHashes {
     }
     bytes += (this.seqOverflow.size + this.fetchOverflow.size) * 40;
     for (const blob of [this.tier.records, this.tier.names]) if (blob instanceof MemoryBlobStore) bytes += blob.heldBytes;
-    return bytes + (this.bandIndex?.byteLength ?? 0);
+    // The bands' runs are in memory too when the tier is (memoryPageTier).
+    const runsInMemory = this.tier.records instanceof MemoryBlobStore ? (this.bandIndex?.bytesOnDisk ?? 0) : 0;
+    return bytes + (this.bandIndex?.byteLength ?? 0) + runsInMemory;
   }
 
   /** Bytes appended to the tier (the disk a file tier takes, until a restart from a snapshot compacts it). */
   get tierByteLength(): number {
-    return this.tier.records.byteLength + this.tier.names.byteLength;
+    return this.tier.records.byteLength + this.tier.names.byteLength + (this.bandIndex?.bytesOnDisk ?? 0);
   }
 
   /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
@@ -465,13 +469,15 @@ export class PageStore implements RefHashes {
    */
   useBands(bands: number): void {
     if (bands === 0) {
+      this.bandIndex?.dispose();
       this.bandIndex = null;
       return;
     }
     if (this.sketchBytes !== SKETCH_BINS) throw new RangeError(`sketch bands need ${SKETCH_BINS}-byte sketches in the page store`);
     if (this.bandIndex?.bands === bands) return;
     this.commit();
-    const index = new SketchBands(bands);
+    this.bandIndex?.dispose();
+    const index = new SketchBands(bands, { blobs: this.tier.runs, bufferEntries: this.bandBufferEntries });
     for (let ref = this.base; ref < this.refLimit; ref++) {
       if (!this.holds(ref)) continue;
       const sketch = this.sketchInOrder(ref);

@@ -24,32 +24,49 @@
  * pages toward the limit, so its candidates depended on the table's size and
  * on what had been evicted.
  *
- * Layout, typed arrays only: every (page, band) is a 32-bit key and a ref.
- * - The run: the older entries sorted by (key, ref), in 65,536 buckets by the
- *   key's top 16 bits (an offsets array), each entry the key's low 16 bits
- *   and the ref: 6 bytes.
- * - The buffer: the newest entries in insertion order (so in ref order),
- *   with a chain per exact key (newest first) under an open-addressing
- *   table. When it holds a sixteenth of the run, it is merged into the run in
- *   place, from the back (a stable radix sort of the buffer by key, then one
- *   pass per bucket), and the entries of refs below the store's lowest held
- *   ref are dropped first.
- * So about 6 bytes per band and page held, plus the buffer (up to a
- * sixteenth of the run, about 20 bytes an entry) and the run's growth room
- * (an eighth): 7 to 9 bytes.
+ * Layout: every (page, band) is an entry, a 32-bit key and a ref, and most
+ * entries live in the disk tier, with about 1.2 bytes of each left in RAM.
+ * - The buffer (RAM): the newest entries in insertion order (so in ref
+ *   order), with a chain per exact key (newest first) under an open-addressing
+ *   table, about 20 bytes an entry. It grows with the entries held (an eighth
+ *   of them) up to a bound (2^19 entries by default, 10 MiB), then is sorted
+ *   and written out as a run.
+ * - The runs (disk): immutable sorted runs of (key, ref), 8 bytes an entry,
+ *   in a blob each (a scratch file of the page tier, read with pread). The
+ *   runs split the refs by range (a newer run holds only newer refs). When a
+ *   run is written, the newest runs are merged while the newer is at least an
+ *   eighth of the older (so a few runs, each over eight times the next: three
+ *   at 10M pages, the smallest of which stays in the CPU caches), and
+ *   a run whose refs are a quarter below the store's lowest held ref is
+ *   rewritten without them.
+ * - What RAM keeps of a run: its entries in buckets by the key's top bits
+ *   (four to eight entries a bucket), a 32-bit start per 32 buckets and a byte
+ *   per bucket (its start less its block's; a block of over 255 entries
+ *   keeps 32-bit starts apart), and an 8-bit fingerprint of each entry's key (one
+ *   byte, a hash independent of the bucket bits). A probe scans its bucket's
+ *   fingerprints and reads from disk only the span from the first entry with
+ *   its fingerprint to the last, newest first, where the full keys decide: a
+ *   fingerprint that matches another key costs a read, never a candidate.
+ *   About 1 lookup of an absent key in 40 reads (6 entries / 256).
+ * So about 1.2 bytes of RAM per band and page held (17 at 14 bands), plus the
+ * buffer (up to 10 MiB), and 8 bytes of disk.
  */
 import { MINHASH_BINS } from '../fingerprint/feature-sketch.js';
 import { sortPairs } from '../index/radix-sort.js';
+import { memoryRunBlob, type RunBlob } from './blob-store.js';
 
 /** Newest pages with the probed key looked at per band (older ones with the same key are not). */
 export const CHAIN_LIMIT = 32;
 
 /**
- * Bytes per band and page held, for sizing: 6 in the run, its growth room (up to an eighth)
- * and the buffer's share (up to a sixteenth of the run at about 20 bytes an entry), rounded up.
- * bench/dedup/second-stage.ts measures it.
+ * Bytes of RAM per band and page held, for sizing: the fingerprint (1), the bucket bytes and
+ * block starts (about 0.2), rounded up; the buffer (up to 10 MiB) is apart. bench/dedup/memory.ts
+ * measures it.
  */
-export const BAND_BYTES_PER_PAGE = 9;
+export const BAND_BYTES_PER_PAGE = 1.5;
+
+/** Bytes of disk per band and page held: an entry of the sorted runs (while two runs merge, their entries are on disk twice). */
+export const BAND_DISK_BYTES_PER_PAGE = 8;
 
 /** Band counts that cut the MINHASH_BINS (56) bins evenly. */
 export const BAND_COUNTS: readonly number[] = [2, 4, 7, 8, 14, 28];
@@ -59,10 +76,26 @@ export interface HeldRefs {
   holds(ref: number): boolean;
 }
 
-const BUCKET_BITS = 16;
-const BUCKETS = 1 << BUCKET_BITS;
-/** The buffer is merged into the run when it holds this many entries, or a sixteenth of the run. */
+export interface SketchBandsOptions {
+  /** New blobs for the runs (a scratch file each in the service); in memory when absent. */
+  readonly blobs?: () => RunBlob;
+  /** Most entries the buffer holds before it is written out as a run (about 2^19 by default). */
+  readonly bufferEntries?: number;
+}
+
+/** The buffer starts at this many entries (or bufferEntries when lower), and grows to an eighth of the entries held. */
 const MIN_BUFFER = 4096;
+/** So that the buffer's table (twice the entries, a power of two) stays at 2^21 slots. */
+const MAX_BUFFER = (1 << 19) - MINHASH_BINS;
+/** A run's buckets hold BUCKET_LOAD to twice as many entries (a fingerprint of another key matches in about 1 lookup of 40). */
+const BUCKET_LOAD = 4;
+/** A bucket's first entry is its block's (a 32-bit start per 2^BLOCK_BITS buckets) plus one byte of its own. */
+const BLOCK_BITS = 5;
+/** The newest runs are merged while the newer is at least 1/MERGE_RATIO of the older. */
+const MERGE_RATIO = 8;
+/** Entries per disk read and per merge chunk. */
+const READ_ENTRIES = 64;
+const MERGE_ENTRIES = 1 << 14;
 
 export function bandKey(sketch: Uint8Array, band: number, rows: number): number {
   let h = Math.imul(band + 1, 0x9e3779b9) ^ 0x811c9dc5;
@@ -75,17 +108,149 @@ export function bandKey(sketch: Uint8Array, band: number, rows: number): number 
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** The 8-bit fingerprint of a key kept in RAM: its top byte after a multiply, so not the bucket bits. */
+function keyFingerprint(key: number): number {
+  return Math.imul(key ^ (key >>> 15), 0x2c1b3c6d) >>> 24;
+}
+
+/** A sorted run: entries on disk (key, ref; 8 bytes, sorted by key then ref), what locates them in RAM. */
+interface Run {
+  readonly blob: RunBlob;
+  readonly length: number;
+  /** Buckets are the key's top `bits` bits. */
+  readonly bits: number;
+  /** The first entry of the buckets of block j (j << BLOCK_BITS ...), and, last, the length. */
+  readonly blocks: Uint32Array;
+  /**
+   * Block by block, at blocks[j] + BLOCK * j: a byte per bucket (its first entry less its
+   * block's), then the fingerprint (keyFingerprint) of each of the block's entries, so that a
+   * probe reads adjacent bytes. A block of more than 255 entries keeps its starts in `wide`.
+   */
+  readonly bytes: Uint8Array;
+  /** Blocks of more than 255 entries (a key shared by many pages): each bucket's first entry. */
+  readonly wide: Map<number, Uint32Array>;
+  readonly minRef: number;
+  readonly maxRef: number;
+}
+
+/** Buckets per block. */
+const BLOCK = 1 << BLOCK_BITS;
+
+/** Builds a run as its entries arrive in order. */
+class RunWriter {
+  private readonly blob: RunBlob;
+  private readonly bits: number;
+  private readonly shift: number;
+  /** Entries per bucket while building (made into the blocks and the start bytes at finish). */
+  private readonly counts: Uint32Array;
+  private bytes: Uint8Array;
+  private readonly chunk = new Uint32Array(MERGE_ENTRIES * 2);
+  private readonly chunkBytes = new Uint8Array(this.chunk.buffer);
+  private chunked = 0;
+  private length = 0;
+  private minRef = Infinity;
+  private maxRef = -1;
+
+  /** `most`: at most this many entries will be written. */
+  constructor(blob: RunBlob, most: number) {
+    this.blob = blob;
+    let bits = BLOCK_BITS;
+    while (bits < 28 && (1 << bits) * BUCKET_LOAD * 2 <= most) bits++;
+    this.bits = bits;
+    this.shift = 32 - bits;
+    this.counts = new Uint32Array(1 << bits);
+    this.bytes = new Uint8Array(most + (1 << bits));
+  }
+
+  put(key: number, ref: number): void {
+    const u = key >>> this.shift;
+    this.counts[u]!++;
+    // Entry i of block j sits after the start bytes of blocks 0..j.
+    this.bytes[this.length++ + ((u >>> BLOCK_BITS) + 1) * BLOCK] = keyFingerprint(key);
+    if (ref < this.minRef) this.minRef = ref;
+    if (ref > this.maxRef) this.maxRef = ref;
+    const o = this.chunked++ * 2;
+    this.chunk[o] = key;
+    this.chunk[o + 1] = ref;
+    if (this.chunked === MERGE_ENTRIES) this.flush();
+  }
+
+  private flush(): void {
+    if (this.chunked === 0) return;
+    this.blob.append(this.chunkBytes.subarray(0, this.chunked * 8));
+    this.chunked = 0;
+  }
+
+  finish(): Run {
+    this.flush();
+    const buckets = 1 << this.bits;
+    const blocks = new Uint32Array(buckets / BLOCK + 1);
+    const bytes = this.bytes;
+    const wide = new Map<number, Uint32Array>();
+    let at = 0;
+    for (let j = 0; j * BLOCK < buckets; j++) {
+      const first = at;
+      blocks[j] = first;
+      let over = false;
+      for (let u = j * BLOCK; u < (j + 1) * BLOCK; u++) {
+        if (at - first > 255) over = true;
+        bytes[first + j * BLOCK + (u - j * BLOCK)] = at - first;
+        at += this.counts[u]!;
+      }
+      if (over) {
+        const each = new Uint32Array(BLOCK);
+        for (let u = j * BLOCK, a = first; u < (j + 1) * BLOCK; u++) {
+          each[u - j * BLOCK] = a;
+          a += this.counts[u]!;
+        }
+        wide.set(j, each);
+      }
+    }
+    blocks[buckets / BLOCK] = at;
+    // Trimmed when entries were dropped on the way (the bound was generous).
+    const used = this.length + buckets;
+    this.bytes = used < bytes.length ? bytes.slice(0, used) : bytes;
+    return { blob: this.blob, length: this.length, bits: this.bits, blocks, bytes: this.bytes, wide, minRef: this.minRef, maxRef: this.maxRef };
+  }
+}
+
+/** Reads a run's entries in order, a chunk at a time. */
+class RunReader {
+  private readonly chunk = new Uint32Array(MERGE_ENTRIES * 2);
+  private readonly chunkBytes = new Uint8Array(this.chunk.buffer);
+  private at = 0;
+  private loaded = 0;
+  private next = 0;
+  key = 0;
+  ref = 0;
+
+  constructor(private readonly run: Run) {}
+
+  /** Moves to the next entry (key, ref); false at the end. */
+  advance(): boolean {
+    if (this.next === this.loaded) {
+      const n = Math.min(MERGE_ENTRIES, this.run.length - this.at);
+      if (n === 0) return false;
+      this.run.blob.read(this.at * 8, this.chunkBytes.subarray(0, n * 8));
+      this.at += n;
+      this.loaded = n;
+      this.next = 0;
+    }
+    const o = this.next++ * 2;
+    this.key = this.chunk[o]!;
+    this.ref = this.chunk[o + 1]!;
+    return true;
+  }
+}
+
 export class SketchBands {
   readonly bands: number;
   private readonly rows: number;
+  private readonly newBlob: () => RunBlob;
+  private readonly maxBuffer: number;
 
-  /** The run: offsets[u]..offsets[u + 1] are bucket u's entries, sorted by (low key bits, ref). */
-  private readonly offsets = new Uint32Array(BUCKETS + 1);
-  private runLow = new Uint16Array(0);
-  private runRefs = new Uint32Array(0);
-  private runLength = 0;
-  /** No entry of the run has a ref below this that is still held (refs below were dropped). */
-  private runBase = 0;
+  /** The runs, oldest first (a run's refs are all below the next one's). */
+  private runs: Run[] = [];
 
   /** The buffer, in insertion (ref) order; bufNext links an entry to the previous one with its key (-1: none). */
   private bufKeys = new Uint32Array(0);
@@ -99,6 +264,15 @@ export class SketchBands {
   /** One past the highest ref added. */
   private limit = 0;
   private readonly keyScratch = new Uint32Array(MINHASH_BINS);
+  /** A probe's keys (candidatesOfKeys), and per key a place looked up in RAM ahead (collectAll). */
+  private probeKeys = new Uint32Array(MINHASH_BINS);
+  private lookups = new Uint32Array(MINHASH_BINS);
+  /** Per run and key of a probe, the span of entries with the key's fingerprint (-1: none). */
+  private spanFirst = new Int32Array(0);
+  private spanLast = new Int32Array(0);
+  /** One disk read of run entries. */
+  private readonly readWords = new Uint32Array(READ_ENTRIES * 2);
+  private readonly readBytes = new Uint8Array(this.readWords.buffer);
 
   /** Out of candidates(): the refs found, and how many. */
   found = new Uint32Array(64);
@@ -107,38 +281,61 @@ export class SketchBands {
   private readonly seenRefs = new Uint32Array(1024);
   private readonly seenStamps = new Uint32Array(1024);
   private stamp = 0;
+  /** Reads of run entries from their blobs since the start (for the benchmarks). */
+  diskReads = 0;
 
-  constructor(bands: number) {
+  constructor(bands: number, options: SketchBandsOptions = {}) {
     if (!BAND_COUNTS.includes(bands)) throw new RangeError(`bands=${bands} must be one of ${BAND_COUNTS.join(', ')}`);
     this.bands = bands;
     this.rows = MINHASH_BINS / bands;
-    this.sizeBuffer(MIN_BUFFER + MINHASH_BINS);
+    this.newBlob = options.blobs ?? memoryRunBlob;
+    this.maxBuffer = Math.max(1, options.bufferEntries ?? MAX_BUFFER);
+    this.sizeBuffer(this.bufferCapacity(0));
   }
 
-  /** Bytes held. */
+  /** Bytes of RAM held (the runs' blobs apart: bytesOnDisk). */
   get byteLength(): number {
-    return (
-      this.offsets.byteLength +
-      this.runLow.byteLength +
-      this.runRefs.byteLength +
+    let bytes =
       this.bufKeys.byteLength +
       this.bufRefs.byteLength +
       this.bufNext.byteLength +
       this.bufHeads.byteLength +
       this.found.byteLength +
       this.seenRefs.byteLength +
-      this.seenStamps.byteLength
-    );
+      this.seenStamps.byteLength +
+      this.readBytes.byteLength;
+    for (const run of this.runs) bytes += run.bytes.byteLength + run.blocks.byteLength + run.wide.size * 4 * BLOCK;
+    return bytes;
+  }
+
+  /** Bytes of the runs' blobs (on disk with a file tier). */
+  get bytesOnDisk(): number {
+    let bytes = 0;
+    for (const run of this.runs) bytes += run.length * 8;
+    return bytes;
   }
 
   /** Entries held (bands per page added and not dropped yet). */
   get entries(): number {
-    return this.runLength + this.bufLength;
+    let n = this.bufLength;
+    for (const run of this.runs) n += run.length;
+    return n;
+  }
+
+  /** Runs on disk (for tests and benchmarks). */
+  get runCount(): number {
+    return this.runs.length;
+  }
+
+  /** Drops every run's blob (the bands are not used again). */
+  dispose(): void {
+    for (const run of this.runs) run.blob.dispose();
+    this.runs = [];
   }
 
   /**
    * Adds ref (above every ref added before) with its sketch. `lowRef`: no ref below it is held
-   * any more; their entries are dropped at the next merge.
+   * any more; their entries are dropped when the runs are written.
    */
   add(ref: number, sketch: Uint8Array, lowRef: number): void {
     const keys = this.keyScratch;
@@ -152,7 +349,7 @@ export class SketchBands {
    */
   addKeys(ref: number, keys: ArrayLike<number>, count: number, lowRef: number): void {
     if (ref < this.limit) throw new RangeError(`ref ${ref} is not above the refs added (${this.limit})`);
-    if (this.bufLength + count > this.bufKeys.length) this.merge(lowRef);
+    if (this.bufLength + count > this.bufKeys.length) this.writeBuffer(lowRef);
     for (let b = 0; b < count; b++) this.bufferPut(keys[b]! >>> 0, ref);
     this.limit = ref + 1;
   }
@@ -178,6 +375,11 @@ export class SketchBands {
     this.bufHeads[slot] = i + 1;
   }
 
+  /** Entries the buffer takes before it is written out, with `held` entries in the runs. */
+  private bufferCapacity(held: number): number {
+    return Math.min(this.maxBuffer, Math.max(MIN_BUFFER, Math.ceil(held / 8))) + MINHASH_BINS;
+  }
+
   /** Buffer arrays for `capacity` entries, empty, with the table at most half full. */
   private sizeBuffer(capacity: number): void {
     if (this.bufKeys.length !== capacity) {
@@ -194,64 +396,73 @@ export class SketchBands {
     this.bufLength = 0;
   }
 
-  /** Merges the buffer into the run, dropping the entries of refs below lowRef. */
-  private merge(lowRef: number): void {
-    // Refs below lowRef are not held: drop them from the run first when they are a quarter of
-    // the refs it spans, so that memory follows what is held.
-    if (lowRef > this.runBase && (lowRef - this.runBase) * 4 >= this.limit - this.runBase) this.dropBelow(lowRef);
+  /** Writes the buffer out as a run (without the refs below lowRef), then merges and trims the runs. */
+  private writeBuffer(lowRef: number): void {
     const n = this.bufLength;
-    const keys = this.bufKeys.slice(0, n);
-    const refs = this.bufRefs.slice(0, n);
-    // Stable: entries of one key stay in ref order (the buffer is in ref order).
-    sortPairs(keys, refs, n);
-    let kept = 0;
-    for (let i = 0; i < n; i++) {
-      if (refs[i]! < lowRef) continue;
-      keys[kept] = keys[i]!;
-      refs[kept++] = refs[i]!;
+    if (n > 0) {
+      const keys = this.bufKeys.slice(0, n);
+      const refs = this.bufRefs.slice(0, n);
+      // Stable: entries of one key stay in ref order (the buffer is in ref order).
+      sortPairs(keys, refs, n);
+      const writer = new RunWriter(this.newBlob(), n);
+      for (let i = 0; i < n; i++) if (refs[i]! >= lowRef) writer.put(keys[i]!, refs[i]!);
+      const run = writer.finish();
+      if (run.length > 0) this.runs.push(run);
+      else run.blob.dispose();
     }
-    const total = this.runLength + kept;
-    if (total > this.runLow.length) {
-      const capacity = Math.max(MIN_BUFFER, Math.ceil(total * 1.125));
-      const low = new Uint16Array(capacity);
-      const rrefs = new Uint32Array(capacity);
-      low.set(this.runLow.subarray(0, this.runLength));
-      rrefs.set(this.runRefs.subarray(0, this.runLength));
-      this.runLow = low;
-      this.runRefs = rrefs;
+    this.trim(lowRef);
+    for (;;) {
+      const k = this.runs.length;
+      if (k < 2 || this.runs[k - 1]!.length * MERGE_RATIO < this.runs[k - 2]!.length) break;
+      const merged = this.merge(this.runs[k - 2]!, this.runs[k - 1]!, lowRef);
+      this.runs.splice(k - 2, 2, ...(merged === null ? [] : [merged]));
     }
-    // In place, from the back: bucket u moves up by the buffer's entries in the buckets below
-    // it, never below where it was, so no entry is overwritten before it is read.
-    const below = new Uint32Array(BUCKETS + 1);
-    for (let i = 0; i < kept; i++) below[(keys[i]! >>> BUCKET_BITS) + 1]!++;
-    for (let u = 1; u <= BUCKETS; u++) below[u]! += below[u - 1]!;
-    const offsets = this.offsets;
-    const runLow = this.runLow;
-    const runRefs = this.runRefs;
-    let b = kept - 1;
-    let w = total - 1;
-    for (let u = BUCKETS - 1; u >= 0; u--) {
-      const start = offsets[u]!;
-      let r = offsets[u + 1]! - 1;
-      for (; b >= 0 && keys[b]! >>> BUCKET_BITS === u; b--) {
-        const low = keys[b]! & 0xffff;
-        // Equal low bits: the buffer's ref is the newer one, so it goes after the run's.
-        while (r >= start && runLow[r]! > low) {
-          runLow[w] = runLow[r]!;
-          runRefs[w--] = runRefs[r--]!;
-        }
-        runLow[w] = low;
-        runRefs[w--] = refs[b]!;
+    let held = 0;
+    for (const run of this.runs) held += run.length;
+    this.sizeBuffer(this.bufferCapacity(held));
+  }
+
+  /** Drops the runs wholly below lowRef, and rewrites those a quarter of whose refs are below it. */
+  private trim(lowRef: number): void {
+    const kept: Run[] = [];
+    for (const run of this.runs) {
+      if (run.maxRef < lowRef) {
+        run.blob.dispose();
+        continue;
       }
-      while (r >= start) {
-        runLow[w] = runLow[r]!;
-        runRefs[w--] = runRefs[r--]!;
+      if (run.minRef < lowRef && (lowRef - run.minRef) * 4 >= run.maxRef - run.minRef + 1) {
+        const rewritten = this.merge(run, null, lowRef);
+        if (rewritten !== null) kept.push(rewritten);
+        continue;
       }
-      // Bucket u + 1's old start is read no more (bucket u needed it as its end).
-      offsets[u + 1] = offsets[u + 1]! + below[u + 1]!;
+      kept.push(run);
     }
-    this.runLength = total;
-    this.sizeBuffer(Math.max(MIN_BUFFER, Math.ceil(total / 16)) + MINHASH_BINS);
+    this.runs = kept;
+  }
+
+  /** One run of the entries of `older` and `newer` (whose refs are all above older's) at or above lowRef; disposes both. */
+  private merge(older: Run, newer: Run | null, lowRef: number): Run | null {
+    const writer = new RunWriter(this.newBlob(), older.length + (newer?.length ?? 0));
+    const a = new RunReader(older);
+    const b = newer === null ? null : new RunReader(newer);
+    let hasA = a.advance();
+    let hasB = b !== null && b.advance();
+    while (hasA || hasB) {
+      // On equal keys the older run's entry goes first: its ref is the lower.
+      if (hasA && (!hasB || a.key <= b!.key)) {
+        if (a.ref >= lowRef) writer.put(a.key, a.ref);
+        hasA = a.advance();
+      } else {
+        if (b!.ref >= lowRef) writer.put(b!.key, b!.ref);
+        hasB = b!.advance();
+      }
+    }
+    older.blob.dispose();
+    newer?.blob.dispose();
+    const run = writer.finish();
+    if (run.length > 0) return run;
+    run.blob.dispose();
+    return null;
   }
 
   /**
@@ -260,30 +471,67 @@ export class SketchBands {
    * into found[0..count); returns count.
    */
   candidates(sketch: Uint8Array, held: HeldRefs | null = null, refsBelow = Infinity): number {
-    this.startProbe();
-    for (let band = 0; band < this.bands; band++) this.collect(bandKey(sketch, band, this.rows), held, refsBelow);
+    const keys = this.keyScratch;
+    for (let band = 0; band < this.bands; band++) keys[band] = bandKey(sketch, band, this.rows);
+    this.collectAll(keys, this.bands, held, refsBelow);
     return this.count;
   }
 
   /** candidates() for the first `count` of `keys` (the band keys a routed partition holds). */
   candidatesOfKeys(keys: ArrayLike<number>, count: number, held: HeldRefs | null = null, refsBelow = Infinity): number {
-    this.startProbe();
-    for (let i = 0; i < count; i++) this.collect(keys[i]! >>> 0, held, refsBelow);
+    if (count > this.probeKeys.length) this.probeKeys = new Uint32Array(count);
+    const own = this.probeKeys;
+    for (let i = 0; i < count; i++) own[i] = keys[i]! >>> 0;
+    this.collectAll(own, count, held, refsBelow);
     return this.count;
   }
 
-  private startProbe(): void {
+  /**
+   * Pushes, key by key, the CHAIN_LIMIT newest held refs below refsBelow under each key: the
+   * buffer's first, then each run's, newest run first. The places in RAM (the buffer's table,
+   * each run's block starts and buckets) are looked up for all the keys first, one array at a
+   * time: loads that do not wait on each other, which the CPU overlaps, where one key after
+   * the other would wait on each cache miss in turn.
+   */
+  private collectAll(keys: Uint32Array, count: number, held: HeldRefs | null, refsBelow: number): void {
     if (++this.stamp === 0xffffffff) {
       this.seenStamps.fill(0);
       this.stamp = 1;
     }
     this.count = 0;
+    const runs = this.runs;
+    const runCount = runs.length;
+    if (this.spanFirst.length < count * runCount || this.lookups.length < count) {
+      this.spanFirst = new Int32Array(Math.max(this.spanFirst.length, count * runCount));
+      this.spanLast = new Int32Array(this.spanFirst.length);
+      this.lookups = new Uint32Array(Math.max(this.lookups.length, count));
+    }
+    const lookups = this.lookups;
+    const mask = this.bufMask;
+    for (let i = 0; i < count; i++) lookups[i] = this.bufHeads[keys[i]! & mask]!;
+    for (let r = 0; r < runCount; r++) {
+      const run = runs[r]!;
+      if (run.minRef >= refsBelow) continue;
+      const shift = 32 - run.bits;
+      const blocks = run.blocks;
+      for (let i = 0; i < count; i++) lookups[i] = blocks[keys[i]! >>> shift >>> BLOCK_BITS]!;
+      for (let i = 0; i < count; i++) this.findSpan(run, keys[i]!, lookups[i]!, r * count + i);
+    }
+    for (let i = 0; i < count; i++) {
+      const key = keys[i]!;
+      let matched = this.collectBuffer(key, held, refsBelow);
+      for (let r = runCount - 1; r >= 0 && matched < CHAIN_LIMIT; r--) {
+        const run = runs[r]!;
+        if (run.minRef >= refsBelow) continue;
+        const first = this.spanFirst[r * count + i]!;
+        if (first >= 0) matched = this.readSpan(run, key, first, this.spanLast[r * count + i]!, held, refsBelow, matched);
+      }
+    }
   }
 
-  /** Pushes the CHAIN_LIMIT newest held refs below refsBelow under `key`. */
-  private collect(key: number, held: HeldRefs | null, refsBelow: number): void {
+  /** The buffer's CHAIN_LIMIT newest held refs below refsBelow under `key`; returns how many. */
+  private collectBuffer(key: number, held: HeldRefs | null, refsBelow: number): number {
     let matched = 0;
-    // The buffer first: its refs are all newer than the run's.
     const mask = this.bufMask;
     for (let slot = key & mask; ; slot = (slot + 1) & mask) {
       const head = this.bufHeads[slot]!;
@@ -297,27 +545,61 @@ export class SketchBands {
       }
       break;
     }
-    if (matched === CHAIN_LIMIT || this.runLength === 0) return;
-    // Then the run: the entries with this key sit together, oldest ref first.
-    const u = key >>> BUCKET_BITS;
-    const low = key & 0xffff;
-    const runLow = this.runLow;
-    const runRefs = this.runRefs;
-    const start = this.offsets[u]!;
-    let lo = start;
-    let hi = this.offsets[u + 1]!;
-    // Past the key's last entry, or, with a bound, to its first ref at or above the bound.
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (runLow[mid]! < low || (runLow[mid] === low && runRefs[mid]! < refsBelow)) lo = mid + 1;
-      else hi = mid;
+    return matched;
+  }
+
+  /**
+   * In `run`, whose block start for key's bucket is `base`: the first and the last entry of the
+   * bucket with key's fingerprint, into spanFirst and spanLast at `slot` (-1: none).
+   */
+  private findSpan(run: Run, key: number, base: number, slot: number): void {
+    const u = key >>> (32 - run.bits);
+    const j = u >>> BLOCK_BITS;
+    const w = u & (BLOCK - 1);
+    const bytes = run.bytes;
+    const at = base + j * BLOCK;
+    let start: number;
+    let end: number;
+    const wide = run.wide.size === 0 ? undefined : run.wide.get(j);
+    if (wide === undefined) {
+      start = base + bytes[at + w]!;
+      end = w === BLOCK - 1 ? run.blocks[j + 1]! : base + bytes[at + w + 1]!;
+    } else {
+      start = wide[w]!;
+      end = w === BLOCK - 1 ? run.blocks[j + 1]! : wide[w + 1]!;
     }
-    for (let i = lo - 1; i >= start && runLow[i] === low && matched < CHAIN_LIMIT; i--) {
-      const ref = runRefs[i]!;
-      if (held !== null && !held.holds(ref)) continue;
-      this.push(ref);
-      matched++;
+    // Entry i's fingerprint is at i + (j + 1) * BLOCK.
+    const shift = (j + 1) * BLOCK;
+    const fp = keyFingerprint(key);
+    let first = -1;
+    let last = -1;
+    for (let i = start; i < end; i++) {
+      if (bytes[i + shift] !== fp) continue;
+      if (first < 0) first = i;
+      last = i;
     }
+    this.spanFirst[slot] = first;
+    this.spanLast[slot] = last;
+  }
+
+  /** The entries [first, last] of `run` read from disk, newest first: those of `key` held and below refsBelow are pushed; returns matched. */
+  private readSpan(run: Run, key: number, first: number, last: number, held: HeldRefs | null, refsBelow: number, matched: number): number {
+    // Entries of one key sit together, by ref: read the span from its end, newest first.
+    const words = this.readWords;
+    for (let hi = last + 1; hi > first && matched < CHAIN_LIMIT; ) {
+      const lo = Math.max(first, hi - READ_ENTRIES);
+      run.blob.read(lo * 8, this.readBytes.subarray(0, (hi - lo) * 8));
+      this.diskReads++;
+      for (let j = hi - lo - 1; j >= 0 && matched < CHAIN_LIMIT; j--) {
+        if (words[j * 2] !== key) continue;
+        const ref = words[j * 2 + 1]!;
+        if (ref >= refsBelow || (held !== null && !held.holds(ref))) continue;
+        this.push(ref);
+        matched++;
+      }
+      hi = lo;
+    }
+    return matched;
   }
 
   /** Appends ref to found unless this probe found it already. */
@@ -339,27 +621,5 @@ export class SketchBands {
       this.found = grown;
     }
     this.found[this.count++] = ref;
-  }
-
-  /** Drops the run's entries of refs below lowRef, in place, bucket by bucket. */
-  private dropBelow(lowRef: number): void {
-    const offsets = this.offsets;
-    const runLow = this.runLow;
-    const runRefs = this.runRefs;
-    let w = 0;
-    let r = 0;
-    for (let u = 0; u < BUCKETS; u++) {
-      const end = offsets[u + 1]!;
-      offsets[u] = w;
-      for (; r < end; r++) {
-        const ref = runRefs[r]!;
-        if (ref < lowRef) continue;
-        runLow[w] = runLow[r]!;
-        runRefs[w++] = ref;
-      }
-    }
-    offsets[BUCKETS] = w;
-    this.runLength = w;
-    this.runBase = lowRef;
   }
 }

@@ -16,7 +16,7 @@
  */
 import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BlobStore, PageTier } from '../dedup/blob-store.js';
+import type { BlobStore, PageTier, RunBlob } from '../dedup/blob-store.js';
 
 const BUFFER_BYTES = 256 << 10;
 let created = 0;
@@ -106,11 +106,27 @@ export class FileBlobStore implements BlobStore {
   }
 }
 
-/** A page store tier in two scratch files under `dir` (created if missing), unlinked at once. */
+/**
+ * A page store tier in scratch files under `dir` (created if missing), unlinked at once: the
+ * records, the ids, and one per sorted run of the sketch bands (closed when the run is merged).
+ */
 export function filePageTier(dir: string): PageTier & { close(): void } {
   mkdirSync(dir, { recursive: true });
   const stem = join(dir, `page-tier-${process.pid}-${++created}`);
   const records = new FileBlobStore(`${stem}.records`, true);
   const names = new FileBlobStore(`${stem}.names`, true);
-  return { records, names, close: () => (records.close(), names.close()) };
+  const open = new Set<FileBlobStore>();
+  let run = 0;
+  const runs = (): RunBlob => {
+    const blob = new FileBlobStore(`${stem}.run-${++run}`, true);
+    open.add(blob);
+    return Object.assign(blob, { dispose: () => (open.delete(blob), blob.close()) });
+  };
+  const close = (): void => {
+    records.close();
+    names.close();
+    for (const blob of open) blob.close();
+    open.clear();
+  };
+  return { records, names, runs, close };
 }

@@ -5,6 +5,9 @@
  * pages: for each band, the CHAIN_LIMIT newest held pages below the bound
  * that share it. Sketches are drawn from a few bases with some bins changed,
  * so bands are shared often, and by hundreds of pages when the bases are few.
+ * The buffer's bound is drawn too (SketchBandsOptions.bufferEntries), down to
+ * one entry, so that the entries go through many sorted runs, their merges
+ * and their rewrites after evictions, in memory and in scratch files.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +16,13 @@ import { PageStore } from '../../../src/dedup/page-store.js';
 import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
 import { MINHASH_BINS, SKETCH_BINS, isKnownSketch } from '../../../src/fingerprint/feature-sketch.js';
 import { bandCandidates, shareBand } from '../../support/sketch-bands-oracle.js';
+import { filePageTier } from '../../../src/storage/file-blob-store.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The buffer's bound: the default (2^20: no run in these tests' sizes unless it is low), or low. */
+const bufferBound = fc.constantFrom(undefined, 1, 5, 64, 700);
 
 const op = fc.oneof(
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('add' as const), base: fc.nat(), changed: fc.uniqueArray(fc.nat(MINHASH_BINS - 1), { maxLength: 40 }), salt: fc.nat(254) }) },
@@ -26,8 +36,9 @@ test('the candidates of a sketch are the held pages that share one of its bands,
   // a probe looks at (CHAIN_LIMIT).
   let rebuiltAfterEviction = 0;
   fc.assert(
-    fc.property(fc.constantFrom(2, 4, 7, 8, 14, 28), fc.array(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), { minLength: 64, maxLength: 64 }), fc.array(op, { minLength: 300, maxLength: 400 }), (bands, bases, ops) => {
+    fc.property(fc.constantFrom(2, 4, 7, 8, 14, 28), fc.array(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), { minLength: 64, maxLength: 64 }), fc.array(op, { minLength: 300, maxLength: 400 }), bufferBound, (bands, bases, ops, bound) => {
       const store = new PageStore(16, SKETCH_BINS);
+      store.bandBufferEntries = bound;
       store.useBands(bands);
       const sketches = new Map<number, Uint8Array>();
       let ref = 0;
@@ -61,6 +72,9 @@ test('the candidates of a sketch are the held pages that share one of its bands,
           const got = [...store.bands!.found.subarray(0, n)].filter((r) => store.holds(r));
           assert.deepEqual(got.sort((x, y) => x - y), want);
         }
+        // Runs are merged while a newer one is an eighth of the older: each is over eight times the next.
+        const entries = store.bands!.entries;
+        assert.ok(store.bands!.runCount <= 2 + Math.log(entries + 1) / Math.log(8), `${store.bands!.runCount} runs for ${entries} entries`);
       });
     }),
     { numRuns: 30, seed: 5 },
@@ -68,8 +82,9 @@ test('the candidates of a sketch are the held pages that share one of its bands,
   assert.ok(rebuiltAfterEviction > 10, `the store compacted ${rebuiltAfterEviction} times only`);
 });
 
-test('a store loaded with its pages builds the same bands (useBands on a restored store)', () => {
+for (const bound of [undefined, 3, 100]) test(`a store loaded with its pages builds the same bands (useBands on a restored store; buffer bound ${bound})`, () => {
   const store = new PageStore(16, SKETCH_BINS);
+  store.bandBufferEntries = bound;
   const sketches: Uint8Array[] = [];
   for (let ref = 0; ref < 300; ref++) {
     const sketch = new Uint8Array(SKETCH_BINS);
@@ -80,6 +95,7 @@ test('a store loaded with its pages builds the same bands (useBands on a restore
   }
   store.forgetBefore(100);
   const loaded = PageStore.fromBuffer(store.toBuffer());
+  loaded.bandBufferEntries = bound;
   loaded.useBands(7);
   store.useBands(7);
   for (const probe of sketches) {
@@ -103,8 +119,10 @@ test('the candidates follow the band rule with hundreds of pages under one key, 
       fc.array(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), { minLength: 1, maxLength: 4 }),
       fc.array(op, { minLength: 300, maxLength: 1200 }),
       fc.nat(),
-      (bands, bases, ops, boundSeed) => {
+      bufferBound,
+      (bands, bases, ops, boundSeed, bound) => {
         const store = new PageStore(16, SKETCH_BINS);
+        store.bandBufferEntries = bound;
         store.useBands(bands);
         const sketches = new Map<number, Uint8Array>();
         let ref = 0;
@@ -140,4 +158,57 @@ test('the candidates follow the band rule with hundreds of pages under one key, 
     { numRuns: 40, seed: 7 },
   );
   assert.ok(overLimit > 100, `only ${overLimit} probes had more pages under a key than the limit`);
+});
+
+test('runs in scratch files (the file tier, read with pread) give the candidates runs in memory give', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sketch-bands-'));
+  try {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(7, 14),
+        fc.array(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), { minLength: 2, maxLength: 16 }),
+        fc.array(op, { minLength: 200, maxLength: 600 }),
+        fc.constantFrom(1, 9, 200),
+        (bands, bases, ops, bound) => {
+          const tier = filePageTier(dir);
+          const onFile = new PageStore(16, SKETCH_BINS, tier);
+          const inMemory = new PageStore(16, SKETCH_BINS);
+          for (const store of [onFile, inMemory]) {
+            store.bandBufferEntries = bound;
+            store.useBands(bands);
+          }
+          let ref = 0;
+          try {
+            ops.forEach((o, step) => {
+              for (const store of [onFile, inMemory]) {
+                if (o.kind === 'add') {
+                  const sketch = new Uint8Array(bases[o.base % bases.length]!);
+                  for (const b of o.changed.slice(0, 3)) sketch[b] = (sketch[b]! + 1 + o.salt) & 0xff;
+                  store.record(ref, `p${ref}`, -1, 0, 0, 0, ref);
+                  store.setSketch(ref, sketch);
+                } else if (o.kind === 'cut') {
+                  store.forgetBefore(Math.floor(o.share * o.share * ref));
+                } else if (ref > 0) {
+                  store.forget(o.pick % ref);
+                }
+              }
+              if (o.kind === 'add') ref++;
+              if (step % 40 !== 39) return;
+              for (const probe of bases) {
+                const a = [...onFile.bands!.found.subarray(0, onFile.bands!.candidates(probe, onFile))].sort((x, y) => x - y);
+                const b = [...inMemory.bands!.found.subarray(0, inMemory.bands!.candidates(probe, inMemory))].sort((x, y) => x - y);
+                assert.deepEqual(a, b);
+              }
+            });
+            assert.ok(onFile.bands!.runCount > 0 || onFile.bands!.entries === 0);
+          } finally {
+            tier.close();
+          }
+        },
+      ),
+      { numRuns: 25, seed: 11 },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
