@@ -10,10 +10,11 @@
  * single index's answer in some partition (routing.ts says why), so the
  * closest of the partitions' answers (closerAnswer) is the single index's.
  *
- * A page with a table entry here is recorded in the table index and the
- * page store, once, whatever table routed it: the table probe runs over every
- * table of the partition's index, which finds a superset of what the routed
- * tables alone would, all of it within the radius. Band keys are held apart,
+ * A page with a table entry here is recorded in the page store once, and in
+ * the tables of the partition's index that routed it here only (the index's
+ * table masks); a probe reads the tables that routed the probing page here,
+ * and finds a pair through a table both were routed by, which is where
+ * routing.ts says every pair within the radius meets. Band keys are held apart,
  * in a band log of their own (fingerprint, sequence, flags and the sketch's
  * 8-byte tail per page, about 17 bytes, plus the key entries): most of a
  * page's partitions hold it for one band key alone, and such a page needs no
@@ -201,7 +202,7 @@ export class IndexPartition {
 
   constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null) {
     this.partition = partition;
-    this.index = FingerprintIndex.create({ plan, initialCapacity: 1024 });
+    this.index = FingerprintIndex.create({ plan, initialCapacity: 1024, tableMasks: true });
     this.store = new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS);
     this.radius = secondStage?.radius ?? k;
     if (this.radius > plan.k) throw new RangeError(`partition ${partition}: the plan answers up to ${plan.k} bits, not ${this.radius}`);
@@ -269,9 +270,9 @@ export class IndexPartition {
    */
   private probe(page: RoutedPage, asOf: number): { settled: PartitionAnswer | null; unsettled: PartitionAnswer[] } {
     const { hits, store, index } = this;
-    // A pair within the radius meets where one of its tables routes both pages, in the table
-    // index there; a page here by its bands alone has no table entry to meet one by.
-    if (page.tables !== 0) index.query(page.hi, page.lo, this.radius, hits);
+    // A pair within the radius meets where a table that matches it routes both pages, in that
+    // table here; a page here by its bands alone has no table entry to meet one by.
+    if (page.tables !== 0) index.query(page.hi, page.lo, this.radius, hits, page.tables);
     else hits.count = 0;
     const check = this.check;
     if (check !== null) loadSketch(check, page.sketch);
@@ -343,7 +344,7 @@ export class IndexPartition {
       const store = this.store;
       if (page.id === null) throw new RangeError(`partition ${this.partition}: a page with table entries comes with its id (sequence ${sequence})`);
       if (store.lookup(page.id) >= 0) return;
-      const ref = this.index.insert(page.hi, page.lo);
+      const ref = this.index.insert(page.hi, page.lo, page.tables);
       store.recordById(ref, page.id, null, 0, page.short ? FLAG_SHORT : 0, Math.max(0, Math.floor(page.fetchedAt / 1000)), sequence);
       if (store.sketchBytes > 0) store.setSketch(ref, page.sketch);
     }

@@ -20,7 +20,7 @@ import { popcount32 } from '../fingerprint/fingerprint-hex.js';
 import type { QueryResult } from './query-result.js';
 
 export interface Verifier {
-  verify(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null): void;
+  verify(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null, tables: number): void;
 }
 
 const BLOCK_WORDS = 256;
@@ -211,6 +211,7 @@ export function probeCompressed(
   hi: number,
   lo: number,
   out: QueryResult | null,
+  tables: number,
 ): number {
   const { words, decode, refBits, refBase, blockStart, blockLast } = c;
   const nBlocks = blockLast.length;
@@ -246,7 +247,7 @@ export function probeCompressed(
       if (key > highKey) return candidates;
       if (key >= lowKey) {
         candidates++;
-        if (popcount32((key ^ qk) & rej) <= k) v.verify(take(words, pos, refBits) + refBase, hi, lo, k, t, out);
+        if (popcount32((key ^ qk) & rej) <= k) v.verify(take(words, pos, refBits) + refBase, hi, lo, k, t, out, tables);
       }
       pos += refBits;
     }

@@ -15,10 +15,17 @@
  * lower bound of the distance), then check the full fingerprint. A hit is
  * reported only by the first table whose chosen blocks all match, so each
  * stored fingerprint is reported once without a visited set.
+ *
+ * With table masks (an index partition of the routed design, src/dedup/
+ * index-partition.ts), each ref is in the tables of its own mask only, and a
+ * query names the tables to probe: a pair is reported by the first table,
+ * among those both name, whose chosen blocks all match, in the runs and the
+ * buffer alike, so what a query reports never depends on which refs are
+ * still in the buffer.
  */
 import { DedupError } from '../errors.js';
 import { popcount32 } from '../fingerprint/fingerprint-hex.js';
-import { compilePlan, firstCleanTable, key32, POP16, type CompiledPlan } from './permutation.js';
+import { compilePlan, firstCleanTable, firstCleanTableOf, key32, POP16, type CompiledPlan } from './permutation.js';
 import { validatePlan, type TablePlan } from './plan.js';
 import { pushResult, type QueryResult } from './query-result.js';
 import { sortPairs } from './radix-sort.js';
@@ -41,6 +48,11 @@ export interface IndexOptions {
   initialCapacity?: number;
   /** Store large runs with the paper's section 3.2 compression. */
   compressed?: boolean;
+  /**
+   * Each ref in the tables of its own mask (insert's `tables`), not in all: at most 31 tables.
+   * No snapshot format holds the masks yet: such an index is rebuilt from what it was given.
+   */
+  tableMasks?: boolean;
 }
 
 const CHUNK_BITS = 16;
@@ -54,12 +66,18 @@ const MAX_REFS = 0xffffffff;
  */
 export const tuning = { bufferLimit: 256, mergeRatio: 4 };
 const EMPTY = new Uint32Array(0);
+const EMPTY_MASKS = new Uint8Array(0);
+type MaskChunk = Uint8Array | Uint16Array | Uint32Array;
 
 export class FingerprintIndex {
   readonly plan: TablePlan;
   readonly compressed: boolean;
   private readonly compiled: CompiledPlan;
   private readonly masks: Int32Array;
+  /** Every table's bit. */
+  private readonly allTables: number;
+  /** With table masks: each ref's tables, one chunk per fpChunk; null without. */
+  private readonly tableMaskChunks: MaskChunk[] | null;
   /** hi, lo interleaved; chunk c holds refs [c * CHUNK, (c + 1) * CHUNK). */
   private fpChunks: Uint32Array[] = [];
   /** Removed-ref bits, one chunk per fpChunk. */
@@ -76,17 +94,20 @@ export class FingerprintIndex {
   private bestRef = -1;
   private bestDist = 0;
 
-  private constructor(plan: TablePlan, compressed: boolean) {
+  private constructor(plan: TablePlan, compressed: boolean, tableMasks = false) {
     validatePlan(plan);
+    if (tableMasks && plan.tables.length > 31) throw new RangeError(`table masks hold 31 tables, not ${plan.tables.length}`);
     this.plan = plan;
     this.compressed = compressed;
     this.compiled = compilePlan(plan);
     this.masks = this.compiled.masks;
+    this.allTables = plan.tables.length >= 31 ? -1 : (1 << plan.tables.length) - 1;
+    this.tableMaskChunks = tableMasks ? [] : null;
     this.runs = plan.tables.map(() => []);
   }
 
   static create(options: IndexOptions): FingerprintIndex {
-    return new FingerprintIndex(options.plan, options.compressed === true);
+    return new FingerprintIndex(options.plan, options.compressed === true, options.tableMasks === true);
   }
 
   get size(): number {
@@ -102,18 +123,25 @@ export class FingerprintIndex {
     let bytes = 0;
     for (const c of this.fpChunks) bytes += c.byteLength;
     for (const c of this.deadChunks) bytes += c.byteLength;
+    for (const c of this.tableMaskChunks ?? []) bytes += c.byteLength;
     for (const table of this.runs) for (const run of table) bytes += run.byteLength;
     return bytes;
   }
 
-  insert(hi: number, lo: number): number {
+  /** Adds a fingerprint; `tables`, with table masks only, the tables it goes in (a bit each). */
+  insert(hi: number, lo: number, tables = this.allTables): number {
     const ref = this.nextRef;
     if (ref >= MAX_REFS) throw new DedupError('INDEX_LIMIT', 'index has handed out 2^32 - 1 refs');
     const c = ref >>> CHUNK_BITS;
     if (c === this.fpChunks.length) {
       this.fpChunks.push(new Uint32Array(CHUNK * 2));
       this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
+      // A byte a ref for up to 8 tables (the default plans have 4 to 10).
+      const n = this.plan.tables.length;
+      this.tableMaskChunks?.push(n <= 8 ? new Uint8Array(CHUNK) : n <= 16 ? new Uint16Array(CHUNK) : new Uint32Array(CHUNK));
     }
+    if (this.tableMaskChunks !== null) this.tableMaskChunks[c]![ref & CHUNK_MASK] = (tables & this.allTables) >>> 0;
+    else if (tables !== this.allTables) throw new RangeError('an index without table masks puts every fingerprint in every table');
     const chunk = this.fpChunks[c]!;
     const o = (ref & CHUNK_MASK) << 1;
     chunk[o] = hi;
@@ -138,6 +166,7 @@ export class FingerprintIndex {
     }
     const from = this.nextRef;
     if (from + n > MAX_REFS) throw new DedupError('INDEX_LIMIT', 'index has handed out 2^32 - 1 refs');
+    if (this.tableMaskChunks !== null) throw new RangeError('bulkInsert puts fingerprints in every table; an index with table masks takes insert() only');
     if (n < tuning.bufferLimit) {
       for (let i = 0; i < n; i++) this.insert(his[i]!, los[i]!);
       return from;
@@ -204,7 +233,7 @@ export class FingerprintIndex {
     const r = this.runOf(ref);
     if (r >= 0) {
       this.runDead[r]!++;
-      if (this.runDead[r]! * 2 > this.runs[0]![r]!.length) this.rebuildRun(r);
+      if (this.runDead[r]! * 2 > this.runSize(r)) this.rebuildRun(r);
     }
     return true;
   }
@@ -233,8 +262,9 @@ export class FingerprintIndex {
     for (let c = 0; (c + 1) * CHUNK <= end && c < this.fpChunks.length; c++) {
       this.fpChunks[c] = EMPTY;
       this.deadChunks[c] = EMPTY;
+      if (this.tableMaskChunks !== null) this.tableMaskChunks[c] = EMPTY_MASKS;
     }
-    if (this.runStart.length > 0 && this.runDead[0]! * 2 > this.runs[0]![0]!.length) this.rebuildRun(0);
+    if (this.runStart.length > 0 && this.runDead[0]! * 2 > this.runSize(0)) this.rebuildRun(0);
     return removed;
   }
 
@@ -245,10 +275,15 @@ export class FingerprintIndex {
     if (this.runStart.length === 1 && this.runDead[0]! > 0) this.rebuildRun(0);
   }
 
-  query(hi: number, lo: number, k: number, out: QueryResult): number {
+  /**
+   * Every fingerprint within k of (hi, lo), once each. `tables`: the tables to probe (a bit each;
+   * all by default); a fingerprint is found only through a table both name whose chosen blocks
+   * match (with table masks, its own tables; without, every table).
+   */
+  query(hi: number, lo: number, k: number, out: QueryResult, tables = this.allTables): number {
     this.checkK(k);
     out.count = 0;
-    out.candidates = this.probe(hi | 0, lo | 0, k, out);
+    out.candidates = this.probe(hi | 0, lo | 0, k, out, tables & this.allTables);
     return out.count;
   }
 
@@ -256,8 +291,21 @@ export class FingerprintIndex {
     this.checkK(k);
     this.bestRef = -1;
     this.bestDist = k + 1;
-    this.probe(hi | 0, lo | 0, k, null);
+    this.probe(hi | 0, lo | 0, k, null, this.allTables);
     return this.bestRef;
+  }
+
+  /** Entries of run r, over its tables: what its dead refs are weighed against. */
+  private runSize(r: number): number {
+    if (this.tableMaskChunks === null) return this.runs[0]![r]!.length;
+    let n = 0;
+    for (const table of this.runs) n += table[r]!.length;
+    return n;
+  }
+
+  /** The tables ref is in that a query of `tables` reads. */
+  private sharedTables(ref: number, tables: number): number {
+    return this.tableMaskChunks === null ? tables : tables & this.tableMaskChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]!;
   }
 
   private checkK(k: number): void {
@@ -266,8 +314,11 @@ export class FingerprintIndex {
     }
   }
 
-  /** Reports a verified candidate; t < 0 for the buffer (no table rule). */
-  private check(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null): void {
+  /**
+   * Reports a verified candidate found through table t (t < 0: in the buffer), for a query of
+   * `tables`: once, through the first table both name whose blocks match.
+   */
+  private check(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null, tables: number): void {
     if (ref < this.minLive) return;
     const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
     const o = (ref & CHUNK_MASK) << 1;
@@ -276,6 +327,12 @@ export class FingerprintIndex {
     const d = popcount32(dHi) + popcount32(dLo);
     if (d > k) return;
     if ((this.deadChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) >>> 5]! & (1 << (ref & 31))) !== 0) return;
+    if (tables !== this.allTables || this.tableMaskChunks !== null) {
+      // Found through the first table both name whose blocks match, and only there (the buffer
+      // holds refs of every table: it reports what some such table would).
+      const first = firstCleanTableOf(this.masks, dHi, dLo, this.sharedTables(ref, tables));
+      if (first < 0 || (t >= 0 && first !== t)) return;
+    } else if (t >= 0 && firstCleanTable(this.masks, dHi, dLo) !== t) return;
     if (out === null) {
       if (d < this.bestDist || (d === this.bestDist && ref < this.bestRef)) {
         this.bestDist = d;
@@ -283,14 +340,14 @@ export class FingerprintIndex {
       }
       return;
     }
-    if (t >= 0 && firstCleanTable(this.masks, dHi, dLo) !== t) return;
     pushResult(out, ref, d);
   }
 
-  private probe(hi: number, lo: number, k: number, out: QueryResult | null): number {
+  private probe(hi: number, lo: number, k: number, out: QueryResult | null, queried: number): number {
     let candidates = 0;
     const tables = this.compiled.tables;
     for (let t = 0; t < tables.length; t++) {
+      if ((queried & (1 << t)) === 0) continue;
       const ct = tables[t]!;
       const qk = key32(ct.segments, hi, lo);
       const lowKey = (qk & ct.prefixMask) >>> 0;
@@ -318,7 +375,7 @@ export class FingerprintIndex {
             if (key > highKey) break;
             candidates++;
             const x = (key ^ qk) & rej;
-            if (POP16[x & 0xffff]! + POP16[x >>> 16]! <= k) this.check(refs[i]!, hi, lo, k, t, out);
+            if (POP16[x & 0xffff]! + POP16[x >>> 16]! <= k) this.check(refs[i]!, hi, lo, k, t, out, queried);
           }
         } else if (run.kind === RUN_LARGE) {
           const dir = run.dir;
@@ -330,7 +387,7 @@ export class FingerprintIndex {
             const end = dir[b1]!;
             candidates += end - dir[b0]!;
             for (let i = dir[b0]!; i < end; i++) {
-              if (POP16[res[i]! ^ qres]! <= k) this.check(refAt(run, i), hi, lo, k, t, out);
+              if (POP16[res[i]! ^ qres]! <= k) this.check(refAt(run, i), hi, lo, k, t, out, queried);
             }
           } else {
             const b = qk >>> 16;
@@ -342,23 +399,23 @@ export class FingerprintIndex {
               const x = res[i]!;
               if (x > highRes) break;
               candidates++;
-              if (POP16[(x ^ qres) & rejRes]! <= k) this.check(refAt(run, i), hi, lo, k, t, out);
+              if (POP16[(x ^ qres) & rejRes]! <= k) this.check(refAt(run, i), hi, lo, k, t, out, queried);
             }
           }
         } else {
-          candidates += probeCompressed(run.packed!, lowKey, highKey, qk, rej, k, this, t, hi, lo, out);
+          candidates += probeCompressed(run.packed!, lowKey, highKey, qk, rej, k, this, t, hi, lo, out, queried);
         }
       }
     }
     const from = Math.max(this.bufStart, this.minLive);
     candidates += this.nextRef - from;
-    for (let ref = from; ref < this.nextRef; ref++) this.check(ref, hi, lo, k, -1, out);
+    for (let ref = from; ref < this.nextRef; ref++) this.check(ref, hi, lo, k, -1, out, queried);
     return candidates;
   }
 
   /** @internal Entry point for the compressed-run decoder. */
-  verify(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null): void {
-    this.check(ref, hi, lo, k, t, out);
+  verify(ref: number, hi: number, lo: number, k: number, t: number, out: QueryResult | null, tables: number): void {
+    this.check(ref, hi, lo, k, t, out, tables);
   }
 
   private runOf(ref: number): number {
@@ -385,17 +442,20 @@ export class FingerprintIndex {
     const keys = new Uint32Array(n);
     const refs = new Uint32Array(n);
     const tables = this.compiled.tables;
+    const maskChunks = this.tableMaskChunks;
     for (let t = 0; t < tables.length; t++) {
       const seg = tables[t]!.segments;
+      let m = 0;
       for (let i = 0; i < n; i++) {
         const ref = refs0[i]!;
+        if (maskChunks !== null && (maskChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! & (1 << t)) === 0) continue;
         const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
         const o = (ref & CHUNK_MASK) << 1;
-        keys[i] = key32(seg, chunk[o]!, chunk[o + 1]!);
-        refs[i] = ref;
+        keys[m] = key32(seg, chunk[o]!, chunk[o + 1]!);
+        refs[m++] = ref;
       }
-      sortPairs(keys, refs, n);
-      this.runs[t]!.push(buildRun(keys, refs, n, this.compressed));
+      sortPairs(keys, refs, m);
+      this.runs[t]!.push(buildRun(keys, refs, m, this.compressed));
     }
     this.runStart.push(from);
     this.runEnd.push(to);
@@ -407,8 +467,8 @@ export class FingerprintIndex {
     for (;;) {
       const m = this.runStart.length;
       if (m < 2) return;
-      const older = this.runs[0]![m - 2]!.length;
-      const newer = this.runs[0]![m - 1]!.length;
+      const older = this.runSize(m - 2);
+      const newer = this.runSize(m - 1);
       const ratio = Math.max(tuning.mergeRatio, Math.cbrt(this.live / tuning.bufferLimit));
       if (older > ratio * newer) return;
       this.mergeRuns(m - 2);
@@ -423,7 +483,7 @@ export class FingerprintIndex {
     for (const table of this.runs) {
       const merged = mergeRuns(table[r]!, table[r + 1]!, dead, this.compressed);
       table.splice(r, 2, merged);
-      length = merged.length;
+      length += merged.length;
     }
     this.runEnd.splice(r, 2, this.runEnd[r + 1]!);
     this.runStart.splice(r + 1, 1);
@@ -436,7 +496,7 @@ export class FingerprintIndex {
     let length = 0;
     for (const table of this.runs) {
       table[r] = mergeRuns(table[r]!, null, dead, this.compressed);
-      length = table[r]!.length;
+      length += table[r]!.length;
     }
     this.runDead[r] = 0;
     if (length === 0) this.dropRun(r);
@@ -449,6 +509,10 @@ export class FingerprintIndex {
     this.runDead.splice(r, 1);
   }
 
+  private refuseMaskedSnapshot(): void {
+    if (this.tableMaskChunks !== null) throw new DedupError('SNAPSHOT_INVALID', 'no snapshot format holds table masks: an index with them is rebuilt from what it was given');
+  }
+
   /** The whole snapshot in one buffer (see snapshotChunks() for large indexes). */
   toBuffer(): Uint8Array {
     return concatChunks(this.snapshotChunks());
@@ -456,11 +520,13 @@ export class FingerprintIndex {
 
   /** Bytes snapshotChunks() yields in all. */
   get snapshotByteLength(): number {
+    this.refuseMaskedSnapshot();
     return snapshotByteLength(this.plan, this.minLive, this.nextRef);
   }
 
   /** The snapshot (format in snapshot.ts) in chunks of at most about `chunkBytes`. */
   snapshotChunks(chunkBytes = STREAM_CHUNK_BYTES): Generator<Uint8Array> {
+    this.refuseMaskedSnapshot();
     return encodeSnapshotChunks(this.plan, this.compressed, this.minLive, this.nextRef, (ref, out) => {
       const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
       const o = (ref & CHUNK_MASK) << 1;

@@ -120,6 +120,14 @@ export function firstCleanTable(masks: Int32Array, diffHi: number, diffLo: numbe
   return -1;
 }
 
+/** Index of the first table of `tables` (a bit each) whose chosen blocks are all equal under diff, or -1. */
+export function firstCleanTableOf(masks: Int32Array, diffHi: number, diffLo: number, tables: number): number {
+  for (let j = 0; j < masks.length; j += 2) {
+    if ((tables & (1 << (j >> 1))) !== 0 && ((diffHi & masks[j]!) | (diffLo & masks[j + 1]!)) === 0) return j >> 1;
+  }
+  return -1;
+}
+
 /** Bit counts of all 16-bit values: one load per candidate in the scan loops. */
 export const POP16: Uint8Array = (() => {
   const t = new Uint8Array(65536);

@@ -1,0 +1,153 @@
+/**
+ * What one index partition of the routed design (docs/architecture.md,
+ * "Sharded mode, routed by table prefix") costs per entry as it grows: the
+ * real IndexPartition (src/dedup/index-partition.ts) filled to N entries,
+ * then timed over further entries, at N = 1M, 10M (and 100M where the
+ * machine's memory allows).
+ *
+ * The entries come as a partition of a 64-partition index gets them: per
+ * page, 4 table entries and 14 band keys spread over the partitions, so
+ * about 22% of a partition's entries are table entries (with the page's id;
+ * a quarter of them at the page's home, with the whole sketch) and 78% a
+ * page's one band key (fingerprint and sketch tail only). A quarter of the
+ * timed entries are near copies of held pages (1 to 6 bits and a few bins
+ * moved, the same band key), so probes find candidates in both the table
+ * index and the band log.
+ *
+ *   npx tsc -p tsconfig.json && node --expose-gc dist/bench/scale/partition-probe.js [entries=1000000,10000000] [timed=50000]
+ *
+ * Writes bench/results/partition-probe.json: per N, microseconds per
+ * entry (probe then record; table and band entries apart, and quantiles),
+ * the partition's arrays in bytes per entry, and the process's RSS growth.
+ */
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { IndexPartition, sketchTail, type RoutedPage } from '../../src/dedup/index-partition.js';
+import { planFromBlocks } from '../../src/index/index.js';
+import type { SecondStage } from '../../src/dedup/decider.js';
+import { SKETCH_BINS } from '../../src/fingerprint/index.js';
+import { mulberry32 } from '../../test/support/rng.js';
+
+const SIZES = (process.argv[2] ?? '1000000,10000000').split(',').map(Number);
+const TIMED = Number(process.argv[3] ?? 50_000);
+const STAGE: SecondStage = { radius: 3, minSimilarity: 0.85, bands: 14 };
+const PLAN = planFromBlocks(3, [16, 16, 16, 16]);
+const TABLE_SHARE = 4 / 18;
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const RESULTS = join(ROOT, 'bench', 'results', 'partition-probe.json');
+
+const rand = mulberry32(0x5eed1234);
+const word = (): number => (rand() * 2 ** 32) >>> 0;
+
+function randomSketch(): Uint8Array {
+  const s = new Uint8Array(SKETCH_BINS);
+  for (let i = 0; i < SKETCH_BINS; i++) s[i] = (rand() * 256) | 0;
+  return s;
+}
+
+/** One entry as the partition gets it; `base` makes it a near copy of that entry. */
+function entry(i: number, base: RoutedPage | null): RoutedPage {
+  let hi = word();
+  let lo = word();
+  let sketch = randomSketch();
+  const table = base === null ? rand() < TABLE_SHARE : base.tables !== 0;
+  if (base !== null) {
+    ({ hi, lo } = base);
+    for (let f = 1 + ((rand() * 6) | 0); f > 0; f--) {
+      const bit = (rand() * 64) | 0;
+      if (bit < 32) hi = (hi ^ (1 << bit)) >>> 0;
+      else lo = (lo ^ (1 << (bit - 32))) >>> 0;
+    }
+    sketch = base.sketch!.slice();
+    // Bins after the first band's: the band key stays, the overlap stays high.
+    for (let c = (rand() * 4) | 0; c > 0; c--) sketch[4 + ((rand() * 40) | 0)] = (rand() * 256) | 0;
+  }
+  const home = table && (base === null ? rand() < 0.25 : (base.tables & 1) !== 0);
+  const bandKey = base === null ? word() : base.bandKeys[0]!;
+  return {
+    id: table ? `https://example.org/site-${i % 5000}/page-${i}` : null,
+    hi,
+    lo,
+    short: false,
+    fetchedAt: 0,
+    sketch: home ? sketch : sketchTail(sketch),
+    tables: table ? (home ? 1 : 2) : 0,
+    // A table entry here and a band key here are two different partitions' shares, most of the time.
+    bandKeys: table ? [] : [bandKey],
+  };
+}
+
+function rss(): number {
+  globalThis.gc?.();
+  return process.memoryUsage().rss;
+}
+
+const quantile = (sorted: Float64Array, q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+const runs = [];
+for (const size of SIZES) {
+  const rss0 = rss();
+  const partition = new IndexPartition(0, PLAN, 3, STAGE);
+  // Kept to make near copies of: a sample of the held entries.
+  const sample: RoutedPage[] = [];
+  const fillStart = performance.now();
+  for (let i = 0; i < size; i++) {
+    const e = entry(i, null);
+    partition.apply(e, i);
+    if ((i & 1023) === 0) sample.push(e);
+  }
+  const fillSeconds = (performance.now() - fillStart) / 1000;
+  const rssFilled = rss();
+  const times = new Float64Array(TIMED);
+  let tableMs = 0;
+  let tableCount = 0;
+  let bandMs = 0;
+  let bandCount = 0;
+  let found = 0;
+  // Made before the clock starts: the timed loop runs apply() alone.
+  const timed = Array.from({ length: TIMED }, (_, j) => entry(size + j, rand() < 0.25 ? sample[(rand() * sample.length) | 0]! : null));
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let j = 0; j < TIMED; j++) {
+    const e = timed[j]!;
+    const t = performance.now();
+    const reply = partition.apply(e, size + j);
+    const ms = performance.now() - t;
+    times[j] = ms * 1000;
+    if (reply.settled !== null || reply.unsettled.length > 0) found++;
+    if (e.tables !== 0) {
+      tableMs += ms;
+      tableCount++;
+    } else {
+      bandMs += ms;
+      bandCount++;
+    }
+  }
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const sorted = times.slice().sort();
+  const arrays = partition.index.byteLength + partition.store.byteLength + partition.store.tierByteLength + (partition.bands?.byteLength ?? 0);
+  const run = {
+    entriesHeld: size,
+    tableEntries: partition.size,
+    bandEntries: partition.bands?.size ?? 0,
+    microsPerEntry: Number(((wallMs * 1000) / TIMED).toFixed(2)),
+    cpuMicrosPerEntry: Number(((cpu.user + cpu.system) / TIMED).toFixed(2)),
+    microsPerTableEntry: Number(((tableMs * 1000) / tableCount).toFixed(2)),
+    microsPerBandEntry: Number(((bandMs * 1000) / bandCount).toFixed(2)),
+    microsQuantiles: { p50: Number(quantile(sorted, 0.5).toFixed(2)), p99: Number(quantile(sorted, 0.99).toFixed(2)), max: Number(sorted[sorted.length - 1]!.toFixed(1)) },
+    entriesWithAnswers: found / TIMED,
+    arrayBytesPerEntry: Number((arrays / (size + TIMED)).toFixed(1)),
+    rssBytesPerEntry: Number(((rssFilled - rss0) / size).toFixed(1)),
+    fillSeconds: Number(fillSeconds.toFixed(1)),
+  };
+  runs.push(run);
+  console.log(JSON.stringify(run));
+}
+
+writeFileSync(
+  RESULTS,
+  `${JSON.stringify({ generatedBy: 'bench/scale/partition-probe.ts', date: new Date().toISOString(), node: process.version, timedEntries: TIMED, plan: '4 tables, blocks 16/16/16/16', bands: STAGE.bands, loadAverage: (await import('node:os')).loadavg().map((x) => Number(x.toFixed(2))), runs }, null, 2)}\n`,
+);
