@@ -28,7 +28,7 @@ import { IndexPartition, sketchTail, type RoutedPage } from '../../src/dedup/ind
 import { planFromBlocks } from '../../src/index/index.js';
 import type { SecondStage } from '../../src/dedup/decider.js';
 import { SKETCH_BINS } from '../../src/fingerprint/index.js';
-import { mulberry32 } from '../../test/support/rng.js';
+import { mulberry32 } from '../../src/mulberry32.js';
 
 const SIZES = (process.argv[2] ?? '1000000,10000000').split(',').map(Number);
 const TIMED = Number(process.argv[3] ?? 50_000);
