@@ -161,7 +161,9 @@ export function decideJoined(joined: JoinedReplies, confirm: (candidate: Partiti
         seen.add(c.sequence);
         added.push(c);
       }
-      if (added.length > 0) pending = pending.slice(0, i).concat(pending.slice(i), added).sort(byCloseness);
+      // The candidates tried so far all come before the added ones (a partition's cursor only
+      // moves past them), so sorting the whole keeps them where they are, before i.
+      if (added.length > 0) pending = pending.concat(added).sort(byCloseness);
       if (got.more && got.unsettled.length > 0) o.last = got.unsettled[got.unsettled.length - 1]!;
       else open.splice(ask, 1);
       continue;
