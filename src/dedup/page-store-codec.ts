@@ -4,7 +4,7 @@
  *   u32 x 12: magic 'PGST', version, base, refLimit, slots, used,
  *             nextSequence (low 32 bits, high 21 bits), sketchBytes,
  *             name bytes (low 32 bits, high 16 bits), 0
- *   u8  flags[n]                         n = refLimit - base
+ *   u8  flags[n]                         n = refLimit - base: HELD, and the page's flags (in its record too)
  *   f64 sequence[n]
  *   u32 idKey[n]                         id-table.ts
  *   u32 table[slots]                     ref + 1 per slot (0 = empty)
@@ -47,6 +47,8 @@ const SLICE = 1 << 14;
 /** Bytes of a tier record before the sketch: own name (u48 position, u32 length), distance, dup flag, dup name, fetch time (u32 seconds, at FETCHED_AT). */
 export const RECORD_HEAD = 28;
 export const FETCHED_AT = 24;
+/** Where a record keeps its page's flags (the flags column's bits below HELD). */
+export const PAGE_FLAGS_AT = 18;
 /** Flag bit of a held ref in the flags column (the page's own flags use the bits below it). */
 export const HELD = 0x80;
 
@@ -222,7 +224,7 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
         throw invalid(`ref ${from + i} has a bad record`);
       }
     }
-    sink.records(from, fetched === null ? part : withFetchTimes(part, m, h.sketchBytes, fetched.subarray(from - h.base, from - h.base + m)));
+    sink.records(from, fetched === null ? part : withFetchTimes(part, m, h.sketchBytes, fetched.subarray(from - h.base, from - h.base + m), flags.subarray(from - h.base, from - h.base + m)));
   }
   const step = 1 << 20;
   for (let at = 0; at < nameBytes; at += step) {
@@ -233,8 +235,8 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
   return null;
 }
 
-/** Version 5 records (no fetch time) in this version's layout, with the fetch times given. */
-function withFetchTimes(part: Uint8Array, m: number, sketchBytes: number, fetched: Uint32Array): Uint8Array {
+/** Version 5 records (no fetch time, no flags) in this version's layout, with the fetch times and flags given. */
+function withFetchTimes(part: Uint8Array, m: number, sketchBytes: number, fetched: Uint32Array, flags: Uint8Array): Uint8Array {
   const from = RECORD_HEAD_5 + sketchBytes;
   const to = RECORD_HEAD + sketchBytes;
   const out = new Uint8Array(m * to);
@@ -242,6 +244,7 @@ function withFetchTimes(part: Uint8Array, m: number, sketchBytes: number, fetche
   for (let i = 0; i < m; i++) {
     out.set(part.subarray(i * from, i * from + RECORD_HEAD_5), i * to);
     v.setUint32(i * to + FETCHED_AT, fetched[i]!, true);
+    out[i * to + PAGE_FLAGS_AT] = flags[i]! & ~HELD;
     out.set(part.subarray(i * from + RECORD_HEAD_5, (i + 1) * from), i * to + RECORD_HEAD);
   }
   return out;

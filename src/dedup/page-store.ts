@@ -12,11 +12,11 @@
  *     preserve; the sequence survives replay): nothing while the sequences of
  *     a chunk rise with its refs (single mode), else a 32-bit delta from the
  *     chunk's base (4 bytes; a map for the rare one that does not fit);
- *     flags (1 byte: short page, held).
+ *     whether it is held (1 bit).
  *   The tier (PageTier, blob-store.ts: a local file in the service), per ref
  *   one fixed-size record at (ref - first ref) x record size: where its id's
  *   bytes and the duplicated page's id bytes are in the name blob, the
- *   distance, the fetch time, and the feature sketch of the second stage. It
+ *   distance, the page's flags (short), the fetch time, and the feature sketch of the second stage. It
  *   is read only for a repeated id (or a key shared by chance), the id a
  *   verdict names, the candidates of the second stage (one read per
  *   candidate), and the fetch times of the blocks an age eviction scans (in
@@ -49,6 +49,7 @@ import { MemoryBlobStore, memoryPageTier, type PageTier } from './blob-store.js'
 import {
   FETCHED_AT,
   HELD,
+  PAGE_FLAGS_AT,
   RECORD_HEAD,
   decodeLegacyPageStore,
   decodePageStore,
@@ -64,12 +65,13 @@ import type { Hash64 } from './string-hash.js';
 export const NO_ENTRY = 0xffffffff;
 
 /**
- * RAM bytes per page the store holds in steady state, for sizing: 5 to 9 in
- * the columns (id key 4, sequence 0 or 4, flags 1) and 4 per id-table slot at
- * 35-70% load (about 7.5). Ids, fetch times and sketches are in the tier.
+ * RAM bytes per page the store holds in steady state, for sizing: 4.1 to 8.1 in
+ * the columns (id key 4, sequence 0 or 4, held 1 bit) and 4 per id-table slot
+ * at 35-70% load (about 7.5). Ids, flags, fetch times and sketches are in the
+ * tier.
  */
 export function pageStoreBytesPerPage(): number {
-  return 17;
+  return 16;
 }
 
 /** Tier bytes per page, for sizing the local disk: the record and the id's bytes (a duplicate's record names its page's id again). */
@@ -125,7 +127,8 @@ export class PageStore implements RefKeys {
   private seqChunks: Int32Array[] = [];
   private seqBase: number[] = [];
   private readonly seqOverflow = new Map<number, number>();
-  private flagChunks: Uint8Array[] = [];
+  /** Held refs, a bit each (CHUNK / 32 words a chunk). */
+  private heldChunks: Uint32Array[] = [];
 
   /** No ref below base is held. */
   private base = 0;
@@ -238,7 +241,7 @@ export class PageStore implements RefKeys {
   get byteLength(): number {
     let bytes = this.ids.byteLength + this.pending.byteLength + this.scratch.byteLength + this.block.byteLength;
     for (let c = 0; c < this.keyChunks.length; c++) {
-      bytes += this.keyChunks[c]!.byteLength + this.seqChunks[c]!.byteLength + this.flagChunks[c]!.byteLength + 8;
+      bytes += this.keyChunks[c]!.byteLength + this.seqChunks[c]!.byteLength + this.heldChunks[c]!.byteLength + 8;
     }
     bytes += this.seqOverflow.size * 40 + this.nameScratch.byteLength;
     for (const blob of [this.tier.records, this.tier.names]) if (blob instanceof MemoryBlobStore) bytes += blob.heldBytes;
@@ -259,7 +262,19 @@ export class PageStore implements RefKeys {
 
   /** True when ref was recorded and not forgotten. */
   holds(ref: number): boolean {
-    return Number.isInteger(ref) && ref >= this.base && ref < this.refLimit && (this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! & HELD) !== 0;
+    return Number.isInteger(ref) && ref >= this.base && ref < this.refLimit && this.heldBit(ref);
+  }
+
+  private heldBit(ref: number): boolean {
+    const i = ref & CHUNK_MASK;
+    return ((this.heldChunks[ref >>> CHUNK_BITS]![i >>> 5]! >>> (i & 31)) & 1) !== 0;
+  }
+
+  private setHeld(ref: number, held: boolean): void {
+    const i = ref & CHUNK_MASK;
+    const words = this.heldChunks[ref >>> CHUNK_BITS]!;
+    if (held) words[i >>> 5]! |= 1 << (i & 31);
+    else words[i >>> 5]! &= ~(1 << (i & 31));
   }
 
   /**
@@ -301,7 +316,7 @@ export class PageStore implements RefKeys {
       this.keyChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK));
       this.seqChunks.push(EMPTYI32);
       this.seqBase.push(Number.NaN);
-      this.flagChunks.push(below ? EMPTY8 : new Uint8Array(CHUNK));
+      this.heldChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK >>> 5));
     }
   }
 
@@ -339,7 +354,7 @@ export class PageStore implements RefKeys {
     const i = ref & CHUNK_MASK;
     const c = ref >>> CHUNK_BITS;
     this.setSequence(ref, sequence);
-    this.flagChunks[c]![i] = (flags & PAGE_FLAGS) | HELD;
+    this.setHeld(ref, true);
     const names = this.tier.names;
     const r = this.pending;
     const v = this.pendingView;
@@ -347,6 +362,7 @@ export class PageStore implements RefKeys {
     setU48(v, 0, names.append(own));
     v.setUint32(8, own.length, true);
     r[6] = distance;
+    r[PAGE_FLAGS_AT] = flags & PAGE_FLAGS;
     v.setUint32(FETCHED_AT, fetchedAtSeconds >>> 0, true);
     if (dup !== null) {
       r[7] = 1;
@@ -431,7 +447,7 @@ export class PageStore implements RefKeys {
   }
 
   flagsOf(ref: number): number {
-    return this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! & PAGE_FLAGS;
+    return this.recordOf(ref).getUint8(PAGE_FLAGS_AT);
   }
 
   /** ref's fetch time (seconds), from its record: read with the records after it, for a scan in ref order (an age eviction's). */
@@ -544,7 +560,7 @@ export class PageStore implements RefKeys {
     const end = Math.min(Math.floor(ref), this.refLimit);
     let n = 0;
     for (let r = Math.max(this.base, this.cleared); r < end; r++) {
-      if ((this.flagChunks[r >>> CHUNK_BITS]![r & CHUNK_MASK]! & HELD) !== 0) {
+      if (this.heldBit(r)) {
         this.unlink(r);
         n++;
       }
@@ -556,7 +572,7 @@ export class PageStore implements RefKeys {
 
   private unlink(ref: number): void {
     this.ids.remove(ref);
-    this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! &= ~HELD;
+    this.setHeld(ref, false);
     this.forgotten++;
   }
 
@@ -577,7 +593,7 @@ export class PageStore implements RefKeys {
       if (this.keyChunks[c]!.length === 0) continue;
       this.keyChunks[c] = EMPTY32;
       this.seqChunks[c] = EMPTYI32;
-      this.flagChunks[c] = EMPTY8;
+      this.heldChunks[c] = EMPTY32;
     }
     for (const r of this.seqOverflow.keys()) if (r < low) this.seqOverflow.delete(r);
     this.commit();
@@ -614,7 +630,7 @@ export class PageStore implements RefKeys {
       sketchBytes: this.sketchBytes,
       namesStart,
       namesEnd: this.tier.names.byteLength,
-      flags: (from, to, out) => each(from, to, (c, i, k) => (out[k] = this.flagChunks[c]![i]!)),
+      flags: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = (store.holds(from + k) ? HELD : 0) | store.recordInOrder(from + k).getUint8(PAGE_FLAGS_AT))),
       sequences: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = store.sequenceOf(from + k))),
       keys: (from, to, out) => each(from, to, (c, i, k) => (out[k] = this.keyChunks[c]![i]!)),
       records: (from, to, out) => {
@@ -674,7 +690,7 @@ export class PageStore implements RefKeys {
       },
       flags: (from, part) => {
         const s = store!;
-        for (let k = 0; k < part.length; k++) s.flagChunks[(from + k) >>> CHUNK_BITS]![(from + k) & CHUNK_MASK] = part[k]!;
+        for (let k = 0; k < part.length; k++) if ((part[k]! & HELD) !== 0) s.setHeld(from + k, true);
       },
       sequences: (from, part) => {
         const s = store!;
