@@ -7,13 +7,13 @@
  * cache: it was just written): wall time, and the process's CPU time, which a
  * machine shared with other work inflates less.
  *
- *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
+ *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=131072 NODE_OPTIONS=--max-semi-space-size=2 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
  *
  * fill=restore loads the N pages as a changelog replay does (Decider.restoreBatch, 10,000 at a
  * time: the same structures, bands included, built in bulk), then times decide() as usual: a
  * 10M fill through decide() takes over an hour on a loaded 2-core machine.
  *
- * (MALLOC_MMAP_THRESHOLD_ as the container image sets it: deploy/docker/Dockerfile.)
+ * (MALLOC_MMAP_THRESHOLD_ and NODE_OPTIONS as the container image sets them: deploy/docker/Dockerfile.)
  *
  * The stream is generated page by page (nothing per page is kept outside the
  * decider): 90% random fingerprints and sketches, 10% near copies of an
@@ -181,6 +181,8 @@ const run = {
   node: process.version,
   /** The glibc setting the container image sets (deploy/docker/Dockerfile); null = glibc's default. */
   mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null,
+  /** The V8 flags the run had (the image sets --max-semi-space-size=2); null = none. */
+  nodeOptions: [process.env.NODE_OPTIONS ?? '', ...process.execArgv.filter((f) => f !== '--expose-gc')].join(' ').trim() || null,
   commit: (() => {
     try {
       return execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
