@@ -122,6 +122,25 @@ const indexBytes = index.byteLength;
 const fingerprintBytes = index.nextReference * (8 + 1 / 8);
 const tierBytes = (store as unknown as { tierByteLength?: number }).tierByteLength ?? 0;
 
+// MEMORY_BENCH_CPU_PROFILE=file: a V8 CPU profile of the timed decisions alone (the fill left out), for
+// `node --cpu-prof`-style analysis; the profiler's cost shows in the figures, so such a run is not written.
+const profilePath = process.env.MEMORY_BENCH_CPU_PROFILE;
+let stopProfile = async (): Promise<void> => {};
+if (profilePath !== undefined) {
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  stopProfile = async () => {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    writeFileSync(profilePath, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
+
 let duplicates = 0;
 const each = new Float64Array(TIMED);
 const readsBefore = store.bands?.diskReads ?? 0;
@@ -135,6 +154,7 @@ for (let i = pages; i < pages + TIMED; i++) {
 const micros = Number(process.hrtime.bigint() - started) / 1e3 / TIMED;
 const bandReads = ((store.bands?.diskReads ?? 0) - readsBefore) / TIMED;
 const cpu = process.cpuUsage(cpuStarted);
+await stopProfile();
 // CPU time of the process (user + system: the preads included), which a machine shared with other
 // work does not inflate the way it inflates wall time.
 const cpuMicros = (cpu.user + cpu.system) / TIMED;
@@ -195,7 +215,7 @@ const run = {
 };
 process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
 const path = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'results', 'memory.json');
-if (process.env.MEMORY_BENCH_NO_WRITE !== '1') {
+if (process.env.MEMORY_BENCH_NO_WRITE !== '1' && profilePath === undefined) {
   mkdirSync(dirname(path), { recursive: true });
   const old = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { runs: (typeof run)[] }) : { runs: [] };
   const runs = old.runs.filter((r) => !(r.pagesHeld === run.pagesHeld && r.tier === run.tier && (r.fill ?? 'decide') === run.fill));
