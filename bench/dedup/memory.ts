@@ -7,7 +7,7 @@
  * cache: it was just written): wall time, and the process's CPU time, which a
  * machine shared with other work inflates less.
  *
- *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=131072 NODE_OPTIONS=--max-semi-space-size=2 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
+ *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=32768 NODE_OPTIONS=--max-semi-space-size=2 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
  *
  * fill=restore loads the N pages as a changelog replay does (Decider.restoreBatch, 10,000 at a
  * time: the same structures, bands included, built in bulk), then times decide() as usual: a
