@@ -183,6 +183,7 @@ interface MemoryRun {
   diskBytesPerPage: number;
   microsPerDecision: number;
   breakdownBytesPerPage: { tables: number; fingerprints: number; pageStore: number; bands: number };
+  loadAverage?: number[];
 }
 
 /** The file-tier runs of bench/results/memory.json, if it is there. */
@@ -215,12 +216,12 @@ export function renderSizingTable(): string {
       '',
       'Measured (`MALLOC_MMAP_THRESHOLD_=32768 NODE_OPTIONS=--max-semi-space-size=2 node --expose-gc dist/bench/dedup/memory.js N file decide|restore`, bench/results/memory.json: one process holds N generated pages, the planner\'s plan, the second stage on at its defaults, the tier in a file; RAM = RSS growth over the empty process after a full collection; "restore" fills through the changelog replay path; times on a 2-core machine shared with other work):',
       '',
-      '| Pages held | Filled by | Plan | RAM B/page (RSS) | peak RSS B/page | arrays: tables + fingerprints | page store | sketch bands (RAM) | Disk B/page (tier and band runs) | µs/decision (wall) | CPU µs/decision |',
-      '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| Pages held | Filled by | Plan | RAM B/page (RSS) | peak RSS B/page | arrays: tables + fingerprints | page store | sketch bands (RAM) | Disk B/page (tier and band runs) | µs/decision (wall) | CPU µs/decision | load average (1 min) |',
+      '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const r of measured) {
       const b = r.breakdownBytesPerPage;
-      lines.push(`| ${thousands(r.pagesHeld)} | ${r.fill ?? 'decide'} | ${r.plan} | ${r.ramBytesPerPage} | ${r.peakRamBytesPerPage} | ${(b.tables + b.fingerprints).toFixed(1)} | ${b.pageStore} | ${b.bands} | ${r.diskBytesPerPage} | ${r.microsPerDecision} | ${r.cpuMicrosPerDecision ?? '-'} |`);
+      lines.push(`| ${thousands(r.pagesHeld)} | ${r.fill ?? 'decide'} | ${r.plan} | ${r.ramBytesPerPage} | ${r.peakRamBytesPerPage} | ${(b.tables + b.fingerprints).toFixed(1)} | ${b.pageStore} | ${b.bands} | ${r.diskBytesPerPage} | ${r.microsPerDecision} | ${r.cpuMicrosPerDecision ?? '-'} | ${r.loadAverage?.[0] ?? '-'} |`);
     }
   }
   return lines.join('\n');
