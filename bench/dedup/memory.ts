@@ -7,16 +7,17 @@
  * cache: it was just written): wall time, and the process's CPU time, which a
  * machine shared with other work inflates less.
  *
- *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
+ *   npx tsc -p tsconfig.json && MALLOC_MMAP_THRESHOLD_=32768 NODE_OPTIONS=--max-semi-space-size=2 node --expose-gc dist/bench/dedup/memory.js [pages=1000000] [tier=file|memory] [fill=decide|restore]
  *
  * fill=restore loads the N pages as a changelog replay does (Decider.restoreBatch, 10,000 at a
  * time: the same structures, bands included, built in bulk), then times decide() as usual: a
  * 10M fill through decide() takes over an hour on a loaded 2-core machine.
  *
- * (MALLOC_MMAP_THRESHOLD_ as the container image sets it: deploy/docker/Dockerfile.)
+ * (MALLOC_MMAP_THRESHOLD_ and NODE_OPTIONS as the container image sets them: deploy/docker/Dockerfile.)
  *
  * The stream is generated page by page (nothing per page is kept outside the
- * decider): 90% random fingerprints and sketches, 10% near copies of an
+ * decider while it fills; the timed pages are generated after the RAM is
+ * measured and before the clock starts): 90% random fingerprints and sketches, 10% near copies of an
  * earlier page (1 to 8 bits flipped, up to 11 sketch bins changed), ids like
  * "https://example.org/docs/section-N/page-M.html" (about 45 bytes).
  * Appends a run to bench/results/memory.json (a run of the same pages and
@@ -35,12 +36,16 @@ const tierKind = process.argv[3] ?? 'file';
 const fillMode = process.argv[4] ?? 'decide';
 const TIMED = Number(process.env.MEMORY_BENCH_TIMED ?? 20_000);
 
-function rss(): number {
-  (globalThis as { gc?: () => void }).gc?.();
+/** RSS after full collections, with a turn of the event loop between them (V8 frees some array buffers after the collection that found them dead). */
+async function rss(): Promise<number> {
+  for (let i = 0; i < 3; i++) {
+    (globalThis as { gc?: () => void }).gc?.();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return process.memoryUsage().rss;
 }
 
-const rssEmpty = rss();
+const rssEmpty = await rss();
 
 const { loadConfig } = await import('../../src/config.js');
 const { createDecider, planFromConfig } = await import('../../src/dedup/create-decider.js');
@@ -110,7 +115,7 @@ if (fillMode === 'restore') {
 }
 const fillSeconds = Number(process.hrtime.bigint() - fillStarted) / 1e9;
 
-const rssHeld = rss();
+const rssHeld = await rss();
 const usage = process.memoryUsage();
 const peakRss = process.resourceUsage().maxRSS * 1024;
 // The bands' RAM: the buffer and what locates the runs' entries; the runs are in the tier (in RAM with tier=memory).
@@ -122,6 +127,32 @@ const indexBytes = index.byteLength;
 const fingerprintBytes = index.nextReference * (8 + 1 / 8);
 const tierBytes = (store as unknown as { tierByteLength?: number }).tierByteLength ?? 0;
 
+// The timed pages are generated before the clock starts: the figures are the decider's, not the generator's.
+const timedPages: Input[] = [];
+for (let i = pages; i < pages + TIMED; i++) {
+  const p = page(i);
+  timedPages.push({ ...p, sketch: p.sketch!.slice() });
+}
+
+// MEMORY_BENCH_CPU_PROFILE=file: a V8 CPU profile of the timed decisions alone (the fill left out), for
+// `node --cpu-prof`-style analysis; the profiler's cost shows in the figures, so such a run is not written.
+const profilePath = process.env.MEMORY_BENCH_CPU_PROFILE;
+let stopProfile = async (): Promise<void> => {};
+if (profilePath !== undefined) {
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  stopProfile = async () => {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    writeFileSync(profilePath, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
+
 let duplicates = 0;
 const each = new Float64Array(TIMED);
 const readsBefore = store.bands?.diskReads ?? 0;
@@ -129,12 +160,13 @@ const cpuStarted = process.cpuUsage();
 const started = process.hrtime.bigint();
 for (let i = pages; i < pages + TIMED; i++) {
   const t0 = process.hrtime.bigint();
-  if (decider.decide(page(i)).verdict === 'duplicate') duplicates++;
+  if (decider.decide(timedPages[i - pages]!).verdict === 'duplicate') duplicates++;
   each[i - pages] = Number(process.hrtime.bigint() - t0) / 1e3;
 }
 const micros = Number(process.hrtime.bigint() - started) / 1e3 / TIMED;
 const bandReads = ((store.bands?.diskReads ?? 0) - readsBefore) / TIMED;
 const cpu = process.cpuUsage(cpuStarted);
+await stopProfile();
 // CPU time of the process (user + system: the preads included), which a machine shared with other
 // work does not inflate the way it inflates wall time.
 const cpuMicros = (cpu.user + cpu.system) / TIMED;
@@ -181,6 +213,8 @@ const run = {
   node: process.version,
   /** The glibc setting the container image sets (deploy/docker/Dockerfile); null = glibc's default. */
   mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null,
+  /** The V8 flags the run had (the image sets --max-semi-space-size=2); null = none. */
+  nodeOptions: [process.env.NODE_OPTIONS ?? '', ...process.execArgv.filter((f) => f !== '--expose-gc')].join(' ').trim() || null,
   commit: (() => {
     try {
       return execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
@@ -193,7 +227,7 @@ const run = {
 };
 process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
 const path = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'results', 'memory.json');
-if (process.env.MEMORY_BENCH_NO_WRITE !== '1') {
+if (process.env.MEMORY_BENCH_NO_WRITE !== '1' && profilePath === undefined) {
   mkdirSync(dirname(path), { recursive: true });
   const old = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { runs: (typeof run)[] }) : { runs: [] };
   const runs = old.runs.filter((r) => !(r.pagesHeld === run.pagesHeld && r.tier === run.tier && (r.fill ?? 'decide') === run.fill));

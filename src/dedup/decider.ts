@@ -276,10 +276,17 @@ export class Decider {
     const hits = this.hits;
     this.index.query(page.hi, page.lo, this.radius, hits);
     const store = this.store;
-    addBandCandidates(store, this.index, page.hi, page.lo, page.sketch, this.radius, hits, this.fp);
     const check = this.check;
     if (check !== null) loadSketch(check, page.sketch);
     closestRecorded(hits, store, page.short, Infinity, this.closest, -Infinity, check);
+    // The bands' candidates lie beyond the radius, so they never beat a page the tables found
+    // and the rule took (nor are they weighed then: closestRecorded skips a candidate farther
+    // than its best). Only without one are they looked up, and the rule run again over all.
+    if (this.closest.ref < 0 && store.bands !== null && page.sketch != null) {
+      const tableHits = hits.count;
+      addBandCandidates(store, this.index, page.hi, page.lo, page.sketch, this.radius, hits, this.fp);
+      if (hits.count > tableHits) closestRecorded(hits, store, page.short, Infinity, this.closest, -Infinity, check);
+    }
     const best = this.closest.ref;
     const bestDistance = this.closest.distance;
     let secondStage: Verdict['secondStage'] = null;

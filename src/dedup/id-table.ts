@@ -1,11 +1,16 @@
 /**
  * The page store's id → ref map: open addressing with linear probing over one
- * Uint32Array of ref + 1 per slot (0 = empty). The id's 64-bit hash is not in
- * the slot but in the page store's per-ref columns (RefHashes), where it is
- * kept anyway: 4 bytes per slot instead of 12, at the price of one read of
- * the ref's hash per occupied slot a probe passes. Load stays at or below
- * 70%; deletion shifts the following entries back (no tombstones), so lookups
- * stay short after any number of evictions.
+ * Uint32Array of ref + 1 per slot (0 = empty). The slot holds no key: each
+ * ref's 32-bit id key is in the page store's per-ref column (RefKeys), 4
+ * bytes a page, and a key that matches is confirmed against the id's bytes
+ * in the tier (RefKeys.isId). So ids are matched exactly, and RAM holds 4
+ * bytes a page of key where a 64-bit hash took 8. Of the key's 32 bits the
+ * slot's position already implies log2(slots), so in a table of 2^24 slots a
+ * probe past an occupied slot reads the tier about once in 256 (a lookup
+ * passes two to four slots): about one decision in a hundred reads an id it
+ * did not need. Distinct ids may share a key; the table holds them all.
+ * Load stays at or below 70%; deletion shifts the following entries back
+ * (no tombstones), so lookups stay short after any number of evictions.
  *
  * Ids are hashed in their stored form: UTF-8 turns a lone surrogate into
  * U+FFFD, so an id is keyed as its well-formed version (the same string for
@@ -16,43 +21,69 @@ import { hashString64, type Hash64 } from './string-hash.js';
 
 export const MIN_SLOTS = 1024;
 
-/** The 64-bit id hash of each ref in the table. */
-export interface RefHashes {
-  hashHi(ref: number): number;
-  hashLo(ref: number): number;
+/** Each held ref's id key, and its id, for the table. */
+export interface RefKeys {
+  /** The 32-bit key of ref's id (idKey). */
+  keyOf(ref: number): number;
+  /** Whether ref's id is the id being probed (read from the tier). */
+  isProbedId(ref: number): boolean;
 }
+
+/** Internal: the bits of the id key kept (tests narrow it so that distinct ids share keys). */
+export const idKeyTuning = { mask: 0xffffffff };
 
 export function wellFormed(id: string): string {
   return (id as unknown as { isWellFormed(): boolean }).isWellFormed() ? id : (id as unknown as { toWellFormed(): string }).toWellFormed();
 }
 
-/** The 64-bit hash an id is keyed by (of its well-formed form), into `out`. */
-export function idHash(id: string, out: Hash64): Hash64 {
-  return hashString64(wellFormed(id), out);
+/** The 32-bit key an id is stored by: a half of the 64-bit hash of its well-formed form. */
+export function idKey(id: string, scratch: Hash64): number {
+  return (hashString64(wellFormed(id), scratch).lo & idKeyTuning.mask) >>> 0;
 }
 
-function home(hi: number, lo: number, mask: number): number {
-  return (lo ^ Math.imul(hi, 0x9e3779b1)) & mask;
+/** The key a 64-bit id hash (a version 5 snapshot's column) gives. */
+export function keyOfHash(lo: number): number {
+  return (lo & idKeyTuning.mask) >>> 0;
+}
+
+/** The home slot: the top bits of a multiplicative hash of the key (so not the bits a narrowed key lacks). */
+function home(key: number, shift: number): number {
+  return shift >= 32 ? 0 : Math.imul(key, 0x9e3779b1) >>> shift;
+}
+
+function shiftOf(slots: number): number {
+  return 32 - (31 - Math.clz32(slots));
 }
 
 export class IdTable {
   table: Uint32Array;
   slots: number;
   used = 0;
+  private shift: number;
 
   constructor(
-    private readonly keys: RefHashes,
+    private readonly keys: RefKeys,
     slots = MIN_SLOTS,
   ) {
     this.slots = slots;
+    this.shift = shiftOf(slots);
     this.table = new Uint32Array(slots);
   }
 
-  /** Adopts a decoded table (already checked: a power-of-two size, `used` filled slots, one empty at least). */
-  static from(keys: RefHashes, table: Uint32Array, used: number): IdTable {
+  /** Adopts a decoded table laid out by this table's homes (already checked: a power-of-two size, `used` filled slots, one empty at least). */
+  static from(keys: RefKeys, table: Uint32Array, used: number): IdTable {
     const t = new IdTable(keys, 0);
     t.table = table;
     t.slots = table.length;
+    t.shift = shiftOf(table.length);
+    t.used = used;
+    return t;
+  }
+
+  /** A table of `slots` slots holding the refs a table of any layout held (its slots: ref + 1, or 0). */
+  static rebuilt(keys: RefKeys, old: Uint32Array, used: number): IdTable {
+    const t = new IdTable(keys, old.length);
+    t.place(old);
     t.used = used;
     return t;
   }
@@ -61,15 +92,15 @@ export class IdTable {
     return this.table.byteLength;
   }
 
-  /** The ref stored for the hash (hi, lo), or -1. */
-  lookup(hi: number, lo: number): number {
-    return this.table[this.probe(hi, lo)]! - 1;
+  /** The ref stored for the probed id (RefKeys.isProbedId) of this key, or -1. */
+  lookup(key: number): number {
+    return this.table[this.probe(key)]! - 1;
   }
 
-  /** Stores ref (whose hash the RefHashes give already) unless its hash is stored (then returns false and changes nothing). */
+  /** Stores ref (whose key the RefKeys give already, and whose id is the probed one) unless the id is stored (then returns false and changes nothing). */
   tryInsert(ref: number): boolean {
     if ((this.used + 1) * 10 > this.slots * 7) this.rehash(this.slots * 2);
-    const slot = this.probe(this.keys.hashHi(ref), this.keys.hashLo(ref));
+    const slot = this.probe(this.keys.keyOf(ref));
     if (this.table[slot] !== 0) return false;
     this.table[slot] = ref + 1;
     this.used++;
@@ -79,7 +110,7 @@ export class IdTable {
   /** Removes ref, which must be stored. */
   remove(ref: number): void {
     const mask = this.slots - 1;
-    let slot = home(this.keys.hashHi(ref), this.keys.hashLo(ref), mask);
+    let slot = home(this.keys.keyOf(ref), this.shift);
     while (this.table[slot] !== ref + 1) {
       if (this.table[slot] === 0) throw new DedupError('INDEX_LIMIT', `page store: ref ${ref} is missing from its id table`);
       slot = (slot + 1) & mask;
@@ -94,22 +125,18 @@ export class IdTable {
     if (slots < this.slots) this.rehash(slots);
   }
 
-  /** The slot holding the hash, or the empty slot where it would go. */
-  private probe(hi: number, lo: number): number {
+  /** The slot holding the probed id, or the empty slot where it would go. */
+  private probe(key: number): number {
     const table = this.table;
     const keys = this.keys;
     const mask = this.slots - 1;
-    let slot = home(hi, lo, mask);
+    let slot = home(key, this.shift);
     for (;;) {
       const r = table[slot]!;
       if (r === 0) return slot;
-      if (keys.hashLo(r - 1) === lo && keys.hashHi(r - 1) === hi) return slot;
+      if (keys.keyOf(r - 1) === key && keys.isProbedId(r - 1)) return slot;
       slot = (slot + 1) & mask;
     }
-  }
-
-  private homeOf(ref: number, mask: number): number {
-    return home(this.keys.hashHi(ref), this.keys.hashLo(ref), mask);
   }
 
   /** Deletion by backward shift: an entry may move into the hole unless its home lies cyclically in (hole, j]. */
@@ -120,7 +147,7 @@ export class IdTable {
     for (;;) {
       j = (j + 1) & mask;
       if (table[j] === 0) break;
-      const h = this.homeOf(table[j]! - 1, mask);
+      const h = home(this.keys.keyOf(table[j]! - 1), this.shift);
       const stays = hole <= j ? hole < h && h <= j : hole < h || h <= j;
       if (stays) continue;
       table[hole] = table[j]!;
@@ -132,16 +159,22 @@ export class IdTable {
 
   private rehash(slots: number): void {
     const old = this.table;
-    const table = new Uint32Array(slots);
-    const mask = slots - 1;
+    this.table = new Uint32Array(slots);
+    this.slots = slots;
+    this.shift = shiftOf(slots);
+    this.place(old);
+  }
+
+  /** Enters every ref of `old` (ref + 1 per slot) by its key, without comparing ids (they are distinct). */
+  private place(old: Uint32Array): void {
+    const table = this.table;
+    const mask = this.slots - 1;
     for (let o = 0; o < old.length; o++) {
       const r = old[o]!;
       if (r === 0) continue;
-      let slot = this.homeOf(r - 1, mask);
+      let slot = home(this.keys.keyOf(r - 1), this.shift);
       while (table[slot] !== 0) slot = (slot + 1) & mask;
       table[slot] = r;
     }
-    this.table = table;
-    this.slots = slots;
   }
 }

@@ -1,13 +1,12 @@
 /**
- * Page store snapshot, version 5, little-endian:
+ * Page store snapshot, version 6, little-endian:
  *
  *   u32 x 12: magic 'PGST', version, base, refLimit, slots, used,
  *             nextSequence (low 32 bits, high 21 bits), sketchBytes,
  *             name bytes (low 32 bits, high 16 bits), 0
- *   u8  flags[n]                         n = refLimit - base
+ *   u8  flags[n]                         n = refLimit - base: HELD, and the page's flags (in its record too)
  *   f64 sequence[n]
- *   u32 idHash[2n]                       per ref: hi, lo
- *   u32 fetchedAt[n]
+ *   u32 idKey[n]                         id-table.ts
  *   u32 table[slots]                     ref + 1 per slot (0 = empty)
  *   u8  record[n * (RECORD_HEAD + sketchBytes)]   the tier's records of refs base..refLimit,
  *                                        their name positions relative to the name bytes below
@@ -15,8 +14,11 @@
  *
  * The RAM columns and the live part of the tier, as they are: a load copies
  * them in order, with nothing to rebuild but the relocation of name positions.
- * Versions 3 and 4 (the layout that kept ids and sketches in RAM) are still
- * read (decodeLegacyPageStore) and converted.
+ * Version 5 (a 64-bit id hash per ref, fetch times in RAM, 24-byte record
+ * heads) is converted as it is read: its hash's low word is the key, its table
+ * is laid out again, its fetch times go into the records. Versions 3 and 4
+ * (the layout that kept ids and sketches in RAM) are still read
+ * (decodeLegacyPageStore) and converted.
  *
  * Encoded in bounded chunks, decoded by exact pulls from a ByteSource after
  * the sizes are checked against the bytes left; every structural invariant a
@@ -26,9 +28,13 @@
  */
 import { DedupError } from '../errors.js';
 import { readSliced, type ByteSource } from '../index/index.js';
+import { keyOfHash } from './id-table.js';
 
 const MAGIC = 0x50475354; // 'PGST'
-export const PAGE_STORE_VERSION = 5;
+export const PAGE_STORE_VERSION = 6;
+const VERSION_WITH_HASHES = 5;
+/** Version 5's record head: no fetch time. */
+const RECORD_HEAD_5 = 24;
 const VERSION_WITH_SKETCHES = 4;
 const VERSION_WITHOUT_SKETCHES = 3;
 const MAX_SKETCH_BYTES = 256;
@@ -38,8 +44,11 @@ const MAX_SLOTS = 2 ** 30;
 /** Refs per slice when a part streams. */
 const SLICE = 1 << 14;
 
-/** Bytes of a tier record before the sketch: own name (u48 position, u32 length), distance, dup flag, dup name. */
-export const RECORD_HEAD = 24;
+/** Bytes of a tier record before the sketch: own name (u48 position, u32 length), distance, dup flag, dup name, fetch time (u32 seconds, at FETCHED_AT). */
+export const RECORD_HEAD = 28;
+export const FETCHED_AT = 24;
+/** Where a record keeps its page's flags (the flags column's bits below HELD). */
+export const PAGE_FLAGS_AT = 18;
 /** Flag bit of a held ref in the flags column (the page's own flags use the bits below it). */
 export const HELD = 0x80;
 
@@ -59,8 +68,7 @@ export interface PageStoreSource {
   namesEnd: number;
   flags(from: number, to: number, out: Uint8Array): void;
   sequences(from: number, to: number, out: Float64Array): void;
-  hashes(from: number, to: number, out: Uint32Array): void;
-  fetchedAt(from: number, to: number, out: Uint32Array): void;
+  keys(from: number, to: number, out: Uint32Array): void;
   /** Records of refs [from, to), name positions relative to namesStart. */
   records(from: number, to: number, out: Uint8Array): void;
   names(position: number, out: Uint8Array): void;
@@ -71,10 +79,10 @@ export interface PageStoreSink {
   begin(head: PageStoreHead): void;
   flags(from: number, part: Uint8Array): void;
   sequences(from: number, part: Float64Array): void;
-  hashes(from: number, part: Uint32Array): void;
-  fetchedAt(from: number, part: Uint32Array): void;
-  table(table: Uint32Array): void;
-  /** Records of refs from.., name positions relative to the snapshot's name bytes. */
+  keys(from: number, part: Uint32Array): void;
+  /** laidOut: the table is laid out by the keys (version 6); else its refs are to be entered again. */
+  table(table: Uint32Array, laidOut: boolean): void;
+  /** Records of refs from.. (in this version's layout), name positions relative to the snapshot's name bytes. */
   records(from: number, part: Uint8Array): void;
   names(part: Uint8Array): void;
 }
@@ -89,12 +97,13 @@ export interface PageStoreHead {
   nameBytes: number;
 }
 
-function bodyBytes(n: number, slots: number, sketchBytes: number, nameBytes: number): number {
-  return n * (1 + 8 + 8 + 4 + RECORD_HEAD + sketchBytes) + slots * 4 + nameBytes;
+function bodyBytes(version: number, n: number, slots: number, sketchBytes: number, nameBytes: number): number {
+  const perRef = version === VERSION_WITH_HASHES ? 1 + 8 + 8 + 4 + RECORD_HEAD_5 : 1 + 8 + 4 + RECORD_HEAD;
+  return n * (perRef + sketchBytes) + slots * 4 + nameBytes;
 }
 
 export function pageStoreSnapshotBytes(a: PageStoreSource): number {
-  return HEAD_WORDS * 4 + bodyBytes(a.refLimit - a.base, a.table.length, a.sketchBytes, a.namesEnd - a.namesStart);
+  return HEAD_WORDS * 4 + bodyBytes(PAGE_STORE_VERSION, a.refLimit - a.base, a.table.length, a.sketchBytes, a.namesEnd - a.namesStart);
 }
 
 function view(a: Uint32Array | Float64Array | Uint8Array): Uint8Array {
@@ -119,8 +128,7 @@ export function* encodePageStore(a: PageStoreSource, chunkBytes: number): Genera
   }
   yield* column((n) => new Uint8Array(n), a.flags, 1);
   yield* column((n) => new Float64Array(n), a.sequences, 8);
-  yield* column((n) => new Uint32Array(n * 2), a.hashes, 8);
-  yield* column((n) => new Uint32Array(n), a.fetchedAt, 4);
+  yield* column((n) => new Uint32Array(n), a.keys, 4);
   const table = view(a.table);
   const step = Math.max(8, chunkBytes - (chunkBytes % 8));
   for (let at = 0; at < table.byteLength; at += step) yield table.slice(at, Math.min(table.byteLength, at + step));
@@ -132,7 +140,7 @@ export function* encodePageStore(a: PageStoreSource, chunkBytes: number): Genera
   }
 }
 
-/** Reads the head; version 5 is decoded into `sink`, older versions return their head words for decodeLegacyPageStore. */
+/** Reads the head; versions 6 and 5 are decoded into `sink` (5 converted), older versions return their head words for decodeLegacyPageStore. */
 export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32Array | null {
   if (source.remaining < HEAD_WORDS * 4) throw invalid('truncated snapshot');
   const head = new Uint32Array(HEAD_WORDS);
@@ -140,14 +148,15 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
   const [magic, version, base, refLimit, slots, used, seqLo, seqHi, sketchBytes, namesLo, namesHi] = head as unknown as number[];
   if (magic !== MAGIC) throw invalid('bad magic number');
   if (version === VERSION_WITH_SKETCHES || version === VERSION_WITHOUT_SKETCHES) return head;
-  if (version !== PAGE_STORE_VERSION) throw invalid(`unknown version ${version}`);
+  if (version !== PAGE_STORE_VERSION && version !== VERSION_WITH_HASHES) throw invalid(`unknown version ${version}`);
+  const v5 = version === VERSION_WITH_HASHES;
   if (sketchBytes! > MAX_SKETCH_BYTES) throw invalid(`bad sketch size ${sketchBytes}`);
   if (base! > refLimit! || refLimit! >= NO_ENTRY) throw invalid(`bad ref range ${base}..${refLimit}`);
   if (slots! < 16 || slots! > MAX_SLOTS || (slots! & (slots! - 1)) !== 0) throw invalid('bad table size');
   if (used! >= slots! || head[11] !== 0 || seqHi! >= 2 ** 21 || namesHi! >= 2 ** 16) throw invalid('bad counts');
   const n = refLimit! - base!;
   const nameBytes = namesHi! * 2 ** 32 + namesLo!;
-  const expected = bodyBytes(n, slots!, sketchBytes!, nameBytes);
+  const expected = bodyBytes(version!, n, slots!, sketchBytes!, nameBytes);
   if (source.remaining !== expected) throw invalid(source.remaining < expected ? 'truncated snapshot' : 'trailing bytes in snapshot');
   const h: PageStoreHead = { base: base!, refLimit: refLimit!, slots: slots!, used: used!, nextSeq: seqHi! * 2 ** 32 + seqLo!, sketchBytes: sketchBytes!, nameBytes };
   sink.begin(h);
@@ -173,8 +182,18 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
     }
     sink.sequences(from, part);
   });
-  column((m) => new Uint32Array(m * 2), (from, part) => sink.hashes(from, part));
-  column((m) => new Uint32Array(m), (from, part) => sink.fetchedAt(from, part));
+  if (v5) {
+    column((m) => new Uint32Array(m * 2), (from, part) => {
+      const keys = new Uint32Array(part.length >>> 1);
+      for (let i = 0; i < keys.length; i++) keys[i] = keyOfHash(part[i * 2 + 1]!);
+      sink.keys(from, keys);
+    });
+  } else {
+    column((m) => new Uint32Array(m), (from, part) => sink.keys(from, part));
+  }
+  // Version 5's fetch times, until its records take them.
+  const fetched = v5 ? new Uint32Array(n) : null;
+  if (fetched !== null) column((m) => new Uint32Array(m), (from, part) => fetched.set(part, from - h.base));
   const table = new Uint32Array(h.slots);
   readSliced(source, view(table));
   const seen = new Uint8Array(n);
@@ -188,8 +207,8 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
     seen[i] = 1;
   }
   if (filled !== h.used) throw invalid(`id table holds ${filled} ids, not ${h.used}`);
-  sink.table(table);
-  const recordBytes = RECORD_HEAD + h.sketchBytes;
+  sink.table(table, !v5);
+  const recordBytes = (v5 ? RECORD_HEAD_5 : RECORD_HEAD) + h.sketchBytes;
   const SLICE_RECORDS = Math.max(1, Math.floor((1 << 20) / recordBytes));
   for (let from = h.base; from < h.refLimit; from += SLICE_RECORDS) {
     const m = Math.min(SLICE_RECORDS, h.refLimit - from);
@@ -205,7 +224,7 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
         throw invalid(`ref ${from + i} has a bad record`);
       }
     }
-    sink.records(from, part);
+    sink.records(from, fetched === null ? part : withFetchTimes(part, m, h.sketchBytes, fetched.subarray(from - h.base, from - h.base + m), flags.subarray(from - h.base, from - h.base + m)));
   }
   const step = 1 << 20;
   for (let at = 0; at < nameBytes; at += step) {
@@ -214,6 +233,21 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
     sink.names(part);
   }
   return null;
+}
+
+/** Version 5 records (no fetch time, no flags) in this version's layout, with the fetch times and flags given. */
+function withFetchTimes(part: Uint8Array, m: number, sketchBytes: number, fetched: Uint32Array, flags: Uint8Array): Uint8Array {
+  const from = RECORD_HEAD_5 + sketchBytes;
+  const to = RECORD_HEAD + sketchBytes;
+  const out = new Uint8Array(m * to);
+  const v = new DataView(out.buffer);
+  for (let i = 0; i < m; i++) {
+    out.set(part.subarray(i * from, i * from + RECORD_HEAD_5), i * to);
+    v.setUint32(i * to + FETCHED_AT, fetched[i]!, true);
+    out[i * to + PAGE_FLAGS_AT] = flags[i]! & ~HELD;
+    out.set(part.subarray(i * from + RECORD_HEAD_5, (i + 1) * from), i * to + RECORD_HEAD);
+  }
+  return out;
 }
 
 /** A version 3 or 4 snapshot (ids and sketches in RAM), as its arrays. */

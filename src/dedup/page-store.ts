@@ -4,22 +4,24 @@
  *
  *   RAM, per ref, in chunks of 4,096 refs (no doubling copies, no slack past
  *   the last chunk):
- *     the id's 64-bit hash (8 bytes), for the id → ref table (4 bytes a slot
- *     at <= 70% load: the hash lives here, not in the slot);
+ *     the id's 32-bit key (4 bytes), for the id → ref table (4 bytes a slot
+ *     at <= 70% load: the key lives here, not in the slot; a key that matches
+ *     is confirmed by the id's bytes in the tier, id-table.ts);
  *     the decision sequence number ("earlier" in the verdict rule: refs follow
  *     insertion order, which changelog replay across partitions does not
  *     preserve; the sequence survives replay): nothing while the sequences of
  *     a chunk rise with its refs (single mode), else a 32-bit delta from the
  *     chunk's base (4 bytes; a map for the rare one that does not fit);
- *     the fetch time in seconds, for age eviction: a 16-bit delta from the
- *     chunk's first (2 bytes; a map for a time 9 hours or more away from it);
- *     flags (1 byte: short page, held).
+ *     whether it is held (1 bit).
  *   The tier (PageTier, blob-store.ts: a local file in the service), per ref
  *   one fixed-size record at (ref - first ref) x record size: where its id's
  *   bytes and the duplicated page's id bytes are in the name blob, the
- *   distance, and the feature sketch of the second stage. It is read only for
- *   a repeated id, the id a verdict names, and the candidates of the second
- *   stage (one read per candidate).
+ *   distance, the page's flags (short), the fetch time, and the feature sketch of the second stage. It
+ *   is read only for a repeated id (or a key shared by chance), the id a
+ *   verdict names, the candidates of the second stage (one read per
+ *   candidate), and the fetch times of the blocks an age eviction scans (in
+ *   ref order, 256 records a read; fetch-time-minima.ts keeps each block's
+ *   minimum in RAM).
  *
  * Why: a page id decided again (a redelivery after a crash, a replay) must get
  * the verdict it got the first time, never "duplicate of itself"; and the
@@ -36,17 +38,18 @@
  * record keeps a copy of the duplicated page's id, so the verdict can be told
  * again after that page is evicted.
  *
- * Ids are matched by their 64-bit hash alone. With N ids the chance that two
- * distinct ids collide anywhere is about N²/2^65 (3·10^-6 at 10M ids); a
- * collision would make the second id reuse the first one's verdict.
+ * Ids are matched exactly: by their 32-bit key in RAM, then by their bytes in
+ * the tier.
  */
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, isKnownSketch, numbersAgreeAt, sketchSize, sketchesAgreeAt } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
-import { IdTable, MIN_SLOTS, idHash, type RefHashes } from './id-table.js';
+import { IdTable, MIN_SLOTS, idKey, keyOfHash, type RefKeys } from './id-table.js';
 import { MemoryBlobStore, memoryPageTier, type PageTier } from './blob-store.js';
 import {
+  FETCHED_AT,
   HELD,
+  PAGE_FLAGS_AT,
   RECORD_HEAD,
   decodeLegacyPageStore,
   decodePageStore,
@@ -62,12 +65,13 @@ import type { Hash64 } from './string-hash.js';
 export const NO_ENTRY = 0xffffffff;
 
 /**
- * RAM bytes per page the store holds in steady state, for sizing: 11 to 15 in
- * the columns (id hash 8, sequence 0 or 4, fetch time 2, flags 1) and 4 per
- * id-table slot at 35-70% load (about 7.5). Ids and sketches are in the tier.
+ * RAM bytes per page the store holds in steady state, for sizing: 4.1 to 8.1 in
+ * the columns (id key 4, sequence 0 or 4, held 1 bit) and 4 per id-table slot
+ * at 35-70% load (about 7.5). Ids, flags, fetch times and sketches are in the
+ * tier.
  */
 export function pageStoreBytesPerPage(): number {
-  return 23;
+  return 16;
 }
 
 /** Tier bytes per page, for sizing the local disk: the record and the id's bytes (a duplicate's record names its page's id again). */
@@ -83,8 +87,6 @@ const CHUNK = 1 << CHUNK_BITS;
 const CHUNK_MASK = CHUNK - 1;
 /** A sequence delta that did not fit 32 bits: the sequence is in the overflow map. */
 const SEQ_OVERFLOW = -0x80000000;
-/** A fetch-time delta that did not fit 16 bits: the time is in the overflow map. */
-const FETCH_OVERFLOW = -0x8000;
 /** Records read at once when the sketches are read in ref order (building the bands). */
 const BLOCK_RECORDS = 256;
 
@@ -93,7 +95,6 @@ const decoder = new TextDecoder();
 const EMPTY8 = new Uint8Array(0);
 const EMPTY32 = new Uint32Array(0);
 const EMPTYI32 = new Int32Array(0);
-const EMPTYI16 = new Int16Array(0);
 
 function alreadyRecorded(id: string): DedupError {
   return new DedupError('INDEX_LIMIT', `page id ${JSON.stringify(id.slice(0, 200))} is already recorded`);
@@ -108,12 +109,16 @@ function setU48(view: DataView, at: number, value: number): void {
   view.setUint16(at + 4, Math.floor(value / 2 ** 32), true);
 }
 
-export class PageStore implements RefHashes {
+export class PageStore implements RefKeys {
   private ids: IdTable;
   private readonly hash: Hash64 = { hi: 0, lo: 0 };
+  /** The id the id table is probed for (isProbedId), and its UTF-8 bytes once needed. */
+  private probedId = '';
+  private probedBytes: Uint8Array | null = null;
+  private nameScratch = new Uint8Array(256);
 
   /** Per-ref columns, chunk c = ref >>> CHUNK_BITS (chunks wholly below base are empty). */
-  private hashChunks: Uint32Array[] = [];
+  private keyChunks: Uint32Array[] = [];
   /**
    * Sequence of ref = seqBase[c] + seqChunks[c][i] (i = ref's place in chunk c), or, while the
    * chunk's array is empty (every sequence recorded in it so far rose with the ref, as single
@@ -122,11 +127,8 @@ export class PageStore implements RefHashes {
   private seqChunks: Int32Array[] = [];
   private seqBase: number[] = [];
   private readonly seqOverflow = new Map<number, number>();
-  /** Fetch time of ref = fetchBase[c] + fetchedChunks[c][i] (a 16-bit delta, seconds); the rare one that does not fit is in fetchOverflow. */
-  private fetchedChunks: Int16Array[] = [];
-  private fetchBase: number[] = [];
-  private readonly fetchOverflow = new Map<number, number>();
-  private flagChunks: Uint8Array[] = [];
+  /** Held refs, a bit each (CHUNK / 32 words a chunk). */
+  private heldChunks: Uint32Array[] = [];
 
   /** No ref below base is held. */
   private base = 0;
@@ -184,12 +186,27 @@ export class PageStore implements RefHashes {
     if (this.tierFirst < 0) throw new RangeError('a page store needs an empty tier');
   }
 
-  hashHi(ref: number): number {
-    return this.hashChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) << 1]!;
+  keyOf(ref: number): number {
+    return this.keyChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]!;
   }
 
-  hashLo(ref: number): number {
-    return this.hashChunks[ref >>> CHUNK_BITS]![((ref & CHUNK_MASK) << 1) + 1]!;
+  isProbedId(ref: number): boolean {
+    const bytes = (this.probedBytes ??= encoder.encode(this.probedId));
+    const v = this.recordOf(ref);
+    const length = v.getUint32(8, true);
+    if (length !== bytes.length) return false;
+    if (this.nameScratch.length < length) this.nameScratch = new Uint8Array(length * 2);
+    const name = this.nameScratch.subarray(0, length);
+    this.tier.names.read(u48(v, 0), name);
+    for (let i = 0; i < length; i++) if (name[i] !== bytes[i]) return false;
+    return true;
+  }
+
+  /** Sets the id the id table is probed for; returns its key. */
+  private probing(id: string): number {
+    this.probedId = id;
+    this.probedBytes = null;
+    return idKey(id, this.hash);
   }
 
   /** The sequence number the next decided page gets. */
@@ -223,10 +240,10 @@ export class PageStore implements RefHashes {
   /** Bytes of RAM the store holds: its columns, id table and bands, and the tier when that is in memory. */
   get byteLength(): number {
     let bytes = this.ids.byteLength + this.pending.byteLength + this.scratch.byteLength + this.block.byteLength;
-    for (let c = 0; c < this.hashChunks.length; c++) {
-      bytes += this.hashChunks[c]!.byteLength + this.seqChunks[c]!.byteLength + this.fetchedChunks[c]!.byteLength + this.flagChunks[c]!.byteLength + 8;
+    for (let c = 0; c < this.keyChunks.length; c++) {
+      bytes += this.keyChunks[c]!.byteLength + this.seqChunks[c]!.byteLength + this.heldChunks[c]!.byteLength + 8;
     }
-    bytes += (this.seqOverflow.size + this.fetchOverflow.size) * 40;
+    bytes += this.seqOverflow.size * 40 + this.nameScratch.byteLength;
     for (const blob of [this.tier.records, this.tier.names]) if (blob instanceof MemoryBlobStore) bytes += blob.heldBytes;
     // The bands' runs are in memory too when the tier is (memoryPageTier).
     const runsInMemory = this.tier.records instanceof MemoryBlobStore ? (this.bandIndex?.bytesOnDisk ?? 0) : 0;
@@ -240,13 +257,24 @@ export class PageStore implements RefHashes {
 
   /** The ref recorded for this page id, or -1 (never recorded, or forgotten). */
   lookup(id: string): number {
-    const h = idHash(id, this.hash);
-    return this.ids.lookup(h.hi >>> 0, h.lo >>> 0);
+    return this.ids.lookup(this.probing(id));
   }
 
   /** True when ref was recorded and not forgotten. */
   holds(ref: number): boolean {
-    return Number.isInteger(ref) && ref >= this.base && ref < this.refLimit && (this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! & HELD) !== 0;
+    return Number.isInteger(ref) && ref >= this.base && ref < this.refLimit && this.heldBit(ref);
+  }
+
+  private heldBit(ref: number): boolean {
+    const i = ref & CHUNK_MASK;
+    return ((this.heldChunks[ref >>> CHUNK_BITS]![i >>> 5]! >>> (i & 31)) & 1) !== 0;
+  }
+
+  private setHeld(ref: number, held: boolean): void {
+    const i = ref & CHUNK_MASK;
+    const words = this.heldChunks[ref >>> CHUNK_BITS]!;
+    if (held) words[i >>> 5]! |= 1 << (i & 31);
+    else words[i >>> 5]! &= ~(1 << (i & 31));
   }
 
   /**
@@ -283,25 +311,19 @@ export class PageStore implements RefHashes {
   /** Allocates the chunks up to ref's. */
   private ensureChunk(ref: number): void {
     const c = ref >>> CHUNK_BITS;
-    while (this.hashChunks.length <= c) {
-      const below = this.hashChunks.length < this.base >>> CHUNK_BITS;
-      this.hashChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK * 2));
+    while (this.keyChunks.length <= c) {
+      const below = this.keyChunks.length < this.base >>> CHUNK_BITS;
+      this.keyChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK));
       this.seqChunks.push(EMPTYI32);
       this.seqBase.push(Number.NaN);
-      this.fetchedChunks.push(below ? EMPTYI16 : new Int16Array(CHUNK));
-      this.fetchBase.push(Number.NaN);
-      this.flagChunks.push(below ? EMPTY8 : new Uint8Array(CHUNK));
+      this.heldChunks.push(below ? EMPTY32 : new Uint32Array(CHUNK >>> 5));
     }
   }
 
-  /** Writes id's hash at ref and enters ref in the id table; false when the id is held already. */
+  /** Writes id's key at ref and enters ref in the id table; false when the id is held already. */
   private claim(ref: number, id: string): boolean {
     this.ensureChunk(ref);
-    const h = idHash(id, this.hash);
-    const chunk = this.hashChunks[ref >>> CHUNK_BITS]!;
-    const o = (ref & CHUNK_MASK) << 1;
-    chunk[o] = h.hi;
-    chunk[o + 1] = h.lo;
+    this.keyChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK] = this.probing(id);
     return this.ids.tryInsert(ref);
   }
 
@@ -326,26 +348,13 @@ export class PageStore implements RefHashes {
     }
   }
 
-  private setFetchedAt(ref: number, seconds: number): void {
-    const c = ref >>> CHUNK_BITS;
-    const v = seconds >>> 0;
-    if (Number.isNaN(this.fetchBase[c]!)) this.fetchBase[c] = v;
-    const d = v - this.fetchBase[c]!;
-    if (d > FETCH_OVERFLOW && d <= 0x7fff) this.fetchedChunks[c]![ref & CHUNK_MASK] = d;
-    else {
-      this.fetchedChunks[c]![ref & CHUNK_MASK] = FETCH_OVERFLOW;
-      this.fetchOverflow.set(ref, v);
-    }
-  }
-
   /** Writes ref's fields (its id is in the id table already) and stages its record. */
   private fill(ref: number, own: Uint8Array, dup: Uint8Array | null, distance: number, flags: number, fetchedAtSeconds: number, sequence: number): void {
     this.commit();
     const i = ref & CHUNK_MASK;
     const c = ref >>> CHUNK_BITS;
     this.setSequence(ref, sequence);
-    this.setFetchedAt(ref, fetchedAtSeconds);
-    this.flagChunks[c]![i] = (flags & PAGE_FLAGS) | HELD;
+    this.setHeld(ref, true);
     const names = this.tier.names;
     const r = this.pending;
     const v = this.pendingView;
@@ -353,6 +362,8 @@ export class PageStore implements RefHashes {
     setU48(v, 0, names.append(own));
     v.setUint32(8, own.length, true);
     r[6] = distance;
+    r[PAGE_FLAGS_AT] = flags & PAGE_FLAGS;
+    v.setUint32(FETCHED_AT, fetchedAtSeconds >>> 0, true);
     if (dup !== null) {
       r[7] = 1;
       setU48(v, 12, names.append(dup));
@@ -436,13 +447,12 @@ export class PageStore implements RefHashes {
   }
 
   flagsOf(ref: number): number {
-    return this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! & PAGE_FLAGS;
+    return this.recordOf(ref).getUint8(PAGE_FLAGS_AT);
   }
 
+  /** ref's fetch time (seconds), from its record: read with the records after it, for a scan in ref order (an age eviction's). */
   fetchedAtOf(ref: number): number {
-    const c = ref >>> CHUNK_BITS;
-    const d = this.fetchedChunks[c]![ref & CHUNK_MASK]!;
-    return d === FETCH_OVERFLOW ? this.fetchOverflow.get(ref)! : this.fetchBase[c]! + d;
+    return this.recordInOrder(ref).getUint32(FETCHED_AT, true);
   }
 
   /**
@@ -550,7 +560,7 @@ export class PageStore implements RefHashes {
     const end = Math.min(Math.floor(ref), this.refLimit);
     let n = 0;
     for (let r = Math.max(this.base, this.cleared); r < end; r++) {
-      if ((this.flagChunks[r >>> CHUNK_BITS]![r & CHUNK_MASK]! & HELD) !== 0) {
+      if (this.heldBit(r)) {
         this.unlink(r);
         n++;
       }
@@ -562,7 +572,7 @@ export class PageStore implements RefHashes {
 
   private unlink(ref: number): void {
     this.ids.remove(ref);
-    this.flagChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]! &= ~HELD;
+    this.setHeld(ref, false);
     this.forgotten++;
   }
 
@@ -579,15 +589,13 @@ export class PageStore implements RefHashes {
     let low = Math.max(this.base, this.cleared);
     while (low < this.refLimit && !this.holds(low)) low++;
     this.base = low;
-    for (let c = 0; c < low >>> CHUNK_BITS && c < this.hashChunks.length; c++) {
-      if (this.hashChunks[c]!.length === 0) continue;
-      this.hashChunks[c] = EMPTY32;
+    for (let c = 0; c < low >>> CHUNK_BITS && c < this.keyChunks.length; c++) {
+      if (this.keyChunks[c]!.length === 0) continue;
+      this.keyChunks[c] = EMPTY32;
       this.seqChunks[c] = EMPTYI32;
-      this.fetchedChunks[c] = EMPTYI16;
-      this.flagChunks[c] = EMPTY8;
+      this.heldChunks[c] = EMPTY32;
     }
     for (const r of this.seqOverflow.keys()) if (r < low) this.seqOverflow.delete(r);
-    for (const r of this.fetchOverflow.keys()) if (r < low) this.fetchOverflow.delete(r);
     this.commit();
     if (low < this.tierLimit) {
       const names = u48(this.recordOf(low), 0);
@@ -622,14 +630,9 @@ export class PageStore implements RefHashes {
       sketchBytes: this.sketchBytes,
       namesStart,
       namesEnd: this.tier.names.byteLength,
-      flags: (from, to, out) => each(from, to, (c, i, k) => (out[k] = this.flagChunks[c]![i]!)),
+      flags: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = (store.holds(from + k) ? HELD : 0) | store.recordInOrder(from + k).getUint8(PAGE_FLAGS_AT))),
       sequences: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = store.sequenceOf(from + k))),
-      hashes: (from, to, out) => each(from, to, (c, i, k) => {
-        out[k * 2] = this.hashChunks[c]![i * 2]!;
-        out[k * 2 + 1] = this.hashChunks[c]![i * 2 + 1]!;
-      }),
-      // A ref not held has no fetch time worth keeping: 0, so a loaded snapshot writes the same bytes.
-      fetchedAt: (from, to, out) => each(from, to, (_c, _i, k) => (out[k] = store.holds(from + k) ? store.fetchedAtOf(from + k) : 0)),
+      keys: (from, to, out) => each(from, to, (c, i, k) => (out[k] = this.keyChunks[c]![i]!)),
       records: (from, to, out) => {
         this.tier.records.read((from - this.tierFirst) * R, out);
         const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
@@ -687,7 +690,7 @@ export class PageStore implements RefHashes {
       },
       flags: (from, part) => {
         const s = store!;
-        for (let k = 0; k < part.length; k++) s.flagChunks[(from + k) >>> CHUNK_BITS]![(from + k) & CHUNK_MASK] = part[k]!;
+        for (let k = 0; k < part.length; k++) if ((part[k]! & HELD) !== 0) s.setHeld(from + k, true);
       },
       sequences: (from, part) => {
         const s = store!;
@@ -695,23 +698,14 @@ export class PageStore implements RefHashes {
           s.setSequence(from + k, part[k]!);
         }
       },
-      hashes: (from, part) => {
+      keys: (from, part) => {
         const s = store!;
-        for (let k = 0; k < part.length >>> 1; k++) {
-          const ref = from + k;
-          const o = (ref & CHUNK_MASK) << 1;
-          s.hashChunks[ref >>> CHUNK_BITS]![o] = part[k * 2]!;
-          s.hashChunks[ref >>> CHUNK_BITS]![o + 1] = part[k * 2 + 1]!;
-        }
+        for (let k = 0; k < part.length; k++) s.keyChunks[(from + k) >>> CHUNK_BITS]![(from + k) & CHUNK_MASK] = part[k]!;
       },
-      fetchedAt: (from, part) => {
+      table: (table, laidOut) => {
         const s = store!;
-        // Only held refs' times are read (a forgotten ref's could widen the chunk's range for nothing).
-        for (let k = 0; k < part.length; k++) if (s.holds(from + k)) s.setFetchedAt(from + k, part[k]!);
-      },
-      table: (table) => {
-        const s = store!;
-        s.ids = IdTable.from(s, table, used);
+        // A version 5 table is laid out by the 64-bit hashes: its refs are entered again by their keys.
+        s.ids = laidOut ? IdTable.from(s, table, used) : IdTable.rebuilt(s, table, used);
       },
       records: (_from, part) => {
         const s = store!;

@@ -149,11 +149,17 @@ export class ShardState {
   closestBefore(hi: number, lo: number, short: boolean, before: number, sketch: Uint8Array | null = null): ShardCandidate | null {
     this.index.query(hi, lo, this.radius, this.hits);
     // Refs follow sequence order: the band rule's "newest pages before the probe" ends at the first ref at or after it.
-    const refsBelow = before >= this.position ? Infinity : this.firstRefFrom(before);
-    addBandCandidates(this.store, this.index, hi, lo, sketch, this.radius, this.hits, this.fp, refsBelow);
     const check = this.check;
     if (check !== null) loadSketch(check, sketch);
-    const best = closestRecorded(this.hits, this.store, short, before, this.closest, this.window > 0 ? before - this.window : -Infinity, check);
+    const notBefore = this.window > 0 ? before - this.window : -Infinity;
+    const best = closestRecorded(this.hits, this.store, short, before, this.closest, notBefore, check);
+    // As in the single-index decider: the bands' candidates, beyond the radius, only when the tables brought none the rule took.
+    if (best.ref < 0 && this.store.bands !== null && sketch !== null) {
+      const tableHits = this.hits.count;
+      const refsBelow = before >= this.position ? Infinity : this.firstRefFrom(before);
+      addBandCandidates(this.store, this.index, hi, lo, sketch, this.radius, this.hits, this.fp, refsBelow);
+      if (this.hits.count > tableHits) closestRecorded(this.hits, this.store, short, before, this.closest, notBefore, check);
+    }
     return best.ref < 0 ? null : { ref: best.ref, distance: best.distance, sequence: best.sequence };
   }
 

@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { Decider } from '../../../src/dedup/decider.js';
 import { PageStore } from '../../../src/dedup/page-store.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
+import { memoryPageTier, type PageTier } from '../../../src/dedup/blob-store.js';
+import { filePageTier } from '../../../src/storage/file-blob-store.js';
 import { mulberry32Uint32 } from '../../support/rng.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const scratch = mkdtempSync(join(tmpdir(), 'eviction-test-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 const seeded = mulberry32Uint32;
 
@@ -68,12 +76,18 @@ function assertSame(d: Decider, oracle: Oracle, label: string): void {
   for (const [id, ref] of oracle.byId) assert.equal(d.store.lookup(id), ref, `${label}: lookup ${id}`);
 }
 
-test('property: age and capacity eviction equal a brute-force oracle for fetch times in any order', () => {
-  for (let trial = 0; trial < 40; trial++) {
+/** Fetch times live in the page store's tier records: the property runs over both tiers (scratch files read with pread). */
+const TIERS: [string, () => PageTier, number][] = [
+  ['memory', memoryPageTier, 40],
+  ['file', () => filePageTier(scratch), 12],
+];
+
+for (const [tierName, makeTier, trials] of TIERS) test(`property (${tierName} tier): age and capacity eviction equal a brute-force oracle for fetch times in any order`, () => {
+  for (let trial = 0; trial < trials; trial++) {
     const rand = seeded(1000 + trial);
     const maxAgeSeconds = [0, 50, 300, 5000][trial % 4]!;
     const maxFingerprints = trial % 3 === 0 ? 0 : 100 + (rand() % 2000);
-    let d = new Decider({ index: FingerprintIndex.create({ plan }), k: 3, maxAgeSeconds, maxFingerprints });
+    let d = new Decider({ index: FingerprintIndex.create({ plan }), store: new PageStore(1024, 0, makeTier()), k: 3, maxAgeSeconds, maxFingerprints });
     const oracle = new Oracle();
     const pages = 500 + (rand() % 3000);
     let now = T0 * 1000;
@@ -95,7 +109,7 @@ test('property: age and capacity eviction equal a brute-force oracle for fetch t
         assertSame(d, oracle, `trial ${trial} page ${i}`);
       }
       if (rand() % 400 === 0) {
-        d = new Decider({ index: FingerprintIndex.fromBuffer(d.index.toBuffer()), store: PageStore.fromBuffer(d.store.toBuffer()), k: 3, maxAgeSeconds, maxFingerprints });
+        d = new Decider({ index: FingerprintIndex.fromBuffer(d.index.toBuffer()), store: PageStore.fromBuffer(d.store.toBuffer(), makeTier()), k: 3, maxAgeSeconds, maxFingerprints });
         assertSame(d, oracle, `trial ${trial} after a snapshot round trip`);
       }
     }

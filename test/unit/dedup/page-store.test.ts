@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PageStore } from '../../../src/dedup/page-store.js';
+import { idKeyTuning } from '../../../src/dedup/id-table.js';
 import { memoryPageTier, type PageTier } from '../../../src/dedup/blob-store.js';
 import { filePageTier } from '../../../src/storage/file-blob-store.js';
 import { mulberry32Uint32 } from '../../support/rng.js';
@@ -35,8 +36,27 @@ interface Row {
   sketch: Uint8Array | null;
 }
 
-for (const [tierName, makeTier] of TIERS) test(`property (${tierName} tier): lookups, ids, duplicate names, sketches and sequences survive forgets, cuts, compactions and snapshots`, () => {
-  for (let trial = 0; trial < 12; trial++) {
+/**
+ * Ids are kept in RAM by a 32-bit key and confirmed by their bytes in the tier; with the key
+ * narrowed to 10 bits, distinct ids share keys all the time, and every lookup must still find
+ * its own id exactly.
+ */
+const KEY_WIDTHS: [string, number, number][] = [
+  ['32-bit keys', 0xffffffff, 12],
+  ['10-bit keys, shared by many ids', 0x3ff, 4],
+];
+
+for (const [tierName, makeTier] of TIERS) for (const [keyName, keyMask, trials] of KEY_WIDTHS) test(`property (${tierName} tier, ${keyName}): lookups, ids, duplicate names, fetch times, sketches and sequences survive forgets, cuts, compactions and snapshots`, () => {
+  idKeyTuning.mask = keyMask;
+  try {
+    property(makeTier, trials);
+  } finally {
+    idKeyTuning.mask = 0xffffffff;
+  }
+});
+
+function property(makeTier: () => PageTier, trials: number): void {
+  for (let trial = 0; trial < trials; trial++) {
     const rand = seeded(50 + trial);
     const sketchBytes = trial % 3 === 0 ? 0 : 64;
     let store = new PageStore(trial % 2 === 0 ? 4 : 1024, sketchBytes, makeTier());
@@ -103,8 +123,9 @@ for (const [tierName, makeTier] of TIERS) test(`property (${tierName} tier): loo
     assert.equal(copy.nextSequence, store.nextSequence);
     assert.equal(copy.size, store.size);
     assert.deepEqual(copy.toBuffer(), store.toBuffer(), 'a loaded snapshot writes the same snapshot');
+    for (const [r, row] of rows) assert.equal(copy.lookup(row.id), r, `${row.id} after a load`);
   }
-});
+}
 
 test('compaction reclaims the bytes of forgotten ids, keeping the ones still named as duplicated pages', () => {
   const store = new PageStore(4);
@@ -158,7 +179,48 @@ for (const [tierName, makeTier] of TIERS) test(`a version 4 snapshot (ids and sk
   assert.deepEqual(again.toBuffer(), store.toBuffer());
 });
 
-test('with a file tier, the RAM a page costs is its hash, sequence, fetch time, flags and id-table slot: ids and sketches stay out', () => {
+/** The rows test/fixtures/page-store/version-5.bin was written from (by the layout with 64-bit id hashes and fetch times in RAM). */
+function version5Rows(): { ref: number; id: string; dup: number; distance: number; flags: number; fetched: number; seq: number; sketch: Uint8Array }[] {
+  const rows = [];
+  for (let i = 0; i < 60; i++) {
+    const sketch = new Uint8Array(64);
+    for (let b = 0; b < 64; b++) sketch[b] = (i * 29 + b * 11) & 0xff;
+    const id = `v5-${i}-é中${i % 7 === 0 ? '\ud83d' : ''}`;
+    rows.push({ ref: i + (i > 30 ? 5 : 0), id, dup: i % 4 === 3 ? i - 2 : -1, distance: i % 6, flags: i % 5 === 0 ? 1 : 0, fetched: 1_700_000_000 + i * 977 + (i === 40 ? 90_000 : 0), seq: i % 9 === 8 ? 2 ** 33 + i : 200 + i * 3, sketch });
+  }
+  return rows;
+}
+
+for (const [tierName, makeTier] of TIERS) test(`a version 5 snapshot (64-bit id hashes, fetch times in RAM) loads into the ${tierName} tier with every record`, () => {
+  const bytes = readFileSync(join(process.cwd(), 'test/fixtures/page-store/version-5.bin'));
+  const store = PageStore.fromBuffer(new Uint8Array(bytes), makeTier());
+  const rows = version5Rows();
+  assert.equal(store.size, 57);
+  rows.forEach((row, i) => {
+    if (i === 0 || i === 2 || i === 33) {
+      assert.equal(store.lookup(row.id), -1);
+      assert.equal(store.holds(row.ref), false);
+      return;
+    }
+    assert.equal(store.lookup(row.id), row.ref, row.id);
+    assert.equal(store.idOf(row.ref), stored(row.id));
+    assert.equal(store.duplicateOfId(row.ref), row.dup >= 0 ? stored(rows[row.dup]!.id) : null);
+    assert.equal(store.distanceOf(row.ref), row.distance);
+    assert.equal(store.flagsOf(row.ref), row.flags);
+    assert.equal(store.fetchedAtOf(row.ref), row.fetched);
+    assert.equal(store.sequenceOf(row.ref), row.seq);
+    assert.deepEqual(store.sketchOf(row.ref), row.sketch);
+  });
+  // It writes version 6, which loads to the same store; a new id and a forgotten one are recorded anew.
+  const again = PageStore.fromBuffer(store.toBuffer(), makeTier());
+  assert.equal(new DataView(again.toBuffer().buffer).getUint32(4, true), 6);
+  assert.deepEqual(again.toBuffer(), store.toBuffer());
+  again.record(100, rows[2]!.id, rows[3]!.ref, 1, 0, 5, 10_000);
+  assert.equal(again.lookup(rows[2]!.id), 100);
+  assert.equal(again.lookup(rows[3]!.id), rows[3]!.ref);
+});
+
+test('with a file tier, the RAM a page costs is its id key, sequence, held bit and id-table slot: ids, flags, fetch times and sketches stay out', () => {
   const tier = filePageTier(scratch);
   const store = new PageStore(1024, 64, tier);
   const n = 100_000;
@@ -168,8 +230,10 @@ test('with a file tier, the RAM a page costs is its hash, sequence, fetch time, 
     store.setSketch(i, sketch);
   }
   const perPage = store.byteLength / n;
-  // 17 bytes of columns, 4 per id-table slot at 35-70% load; the old layout held 64 + 54 + the id's bytes.
-  assert.ok(perPage < 32, `${perPage.toFixed(1)} B of RAM per page`);
+  // 4.1 bytes of columns (a 32-bit key, a held bit), 4 per id-table slot at 35-70% load (10.5 here):
+  // 14.7; a flags byte made it 15.6, a 64-bit hash and a fetch time 21.8, and before that the ids
+  // and sketches were in RAM.
+  assert.ok(perPage < 15, `${perPage.toFixed(1)} B of RAM per page`);
   assert.ok(store.tierByteLength / n > 64 + 40, 'the tier holds the sketches and the ids');
   assert.equal(store.idOf(12_345), 'https://example.org/a/fairly/long/path/to/page-12345.html');
   assert.equal(store.duplicateOfId(12_349), 'https://example.org/a/fairly/long/path/to/page-12348.html');

@@ -20,7 +20,7 @@ import { Histogram, Registry } from 'prom-client';
 import { parse, parseAllDocuments } from 'yaml';
 import { CONFIG_OPTIONS, loadConfig } from '../../../src/config.js';
 import { createMetrics, METRIC_NAMES, type MetricsState } from '../../../src/metrics/metrics.js';
-import { podSizing, renderOperationsDoc } from '../../../scripts/gen-operations-doc.js';
+import { podSizing, renderOperationsDoc, SIZING } from '../../../scripts/gen-operations-doc.js';
 import {
   allPanels,
   dashboardQueries,
@@ -416,6 +416,20 @@ describe('Docker', () => {
         const host = v.split(':')[0]!;
         if (host.startsWith('.')) assert.ok(existsSync(join(REPO_ROOT, 'deploy', 'docker', host)), `compose mounts missing ${host}`);
       }
+    }
+  });
+});
+
+describe('sizing against measurements', () => {
+  test('a pod sized for N holds the peak RSS measured at N pages (bench/results/memory.json) and the runtime allowance, from 10M pages', () => {
+    // Below 10M the fixed costs (the heap between collections, merge buffers) dominate the peak;
+    // the formula is for the sizes where the per-page arrays do.
+    const runs = (JSON.parse(read('bench', 'results', 'memory.json')) as { runs: { pagesHeld: number; tier: string; peakRamBytesPerPage: number }[] }).runs.filter((r) => r.tier === 'file' && r.pagesHeld >= 10_000_000);
+    assert.ok(runs.length > 0, 'a measured run at 10M pages or more');
+    // The measured RSS is growth over the empty process; the runtime allowance is Node, kafkajs, the worker heaps.
+    for (const r of runs) {
+      const pod = podSizing(r.pagesHeld).podMemoryMiB * 1024 * 1024;
+      assert.ok(r.peakRamBytesPerPage * r.pagesHeld + SIZING.runtimeBytes <= pod, `${r.pagesHeld} pages: peak ${r.peakRamBytesPerPage} B a page needs more than ${pod / 2 ** 20} MiB`);
     }
   });
 });
