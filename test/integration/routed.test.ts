@@ -40,7 +40,8 @@ function templatePages(count: number, seed: number): Page[] {
   return Array.from({ length: count }, (_, i) => {
     const words = base.slice();
     const changes = Math.floor(r() * 60);
-    for (let c = 0; c < changes; c++) words[Math.floor(r() * words.length)] = `w${Math.floor(r() * 100000)}`;
+    // Replacement words without digits: the second stage confirms only pages with the same content numbers.
+    for (let c = 0; c < changes; c++) words[Math.floor(r() * words.length)] = `${WORDS[Math.floor(r() * WORDS.length)]}${WORDS[Math.floor(r() * WORDS.length)]}`;
     const text = [];
     for (let w = 0; w < words.length; w += 30) text.push(`<p>${words.slice(w, w + 30).join(' ')}.</p>`);
     return { id: `tpl-${i}`, url: `https://template.example/${i}`, fetchedAt: 1_700_000_000_000 + i, html: `<html><head><title>Listing ${i % 7}</title></head><body><article>${text.join('')}</article></body></html>` };
