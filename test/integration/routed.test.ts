@@ -204,3 +204,61 @@ test('routed, one instance: verdicts equal one index over the decision order, a 
 test('routed, two instances: verdicts equal one index over the decision order', { timeout: 600_000 }, async () => {
   await runScenario('rt2', 2, { demo: 1200, template: 200, seed: 43 });
 });
+
+test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict lost or doubled, verdicts equal one index, and later exact copies are duplicates', { timeout: 900_000 }, async () => {
+  const infra = requireInfra();
+  const run = uniqueName('rtk');
+  const topics = routedTopics(run);
+  const kafka = testKafka(infra);
+  const admin = kafka.admin();
+  await admin.connect();
+  await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: PARTITIONS, maxMessageBytes: 9 * 1024 * 1024 }]);
+  await admin.disconnect();
+  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-'));
+  const env = routedEnv(infra, run, topics);
+  const { pages, sends } = makeStream(47, 1200, 150);
+  // Exact copies, under new ids, of pages decided before the crash: sent after the restart.
+  const copies = pages.slice(0, 30).map((p) => ({ ...p, id: `copy-${p.id}` }));
+  const all = [...sends, ...copies];
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const started: PipelineProcess[] = [];
+  const start = async (instance: string) => {
+    const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
+    started.push(p);
+    return p;
+  };
+  const outputs = [topics.DEDUP_NOVEL_TOPIC, topics.DEDUP_DUPLICATE_TOPIC, topics.DEDUP_DEAD_LETTER_TOPIC];
+  const json = (p: Page) => Buffer.from(JSON.stringify(p));
+  const send = async (list: Page[]) => {
+    for (let i = 0; i < list.length; i += 50) await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: list.slice(i, i + 50).map((p) => ({ key: p.id, value: json(p) })) });
+  };
+  try {
+    const a = await start('dedup-a');
+    const b = await start('dedup-b');
+    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+    await producer.connect();
+    const half = Math.floor(sends.length / 2);
+    await send(sends.slice(0, half));
+    // Crash one while the first half is being decided.
+    await readCommitted(infra, outputs, (r) => r.length >= half / 3, { timeoutMs: 120_000, settleMs: 0 });
+    b.child.kill('SIGKILL');
+    assert.equal(await b.exited, 'SIGKILL');
+    await send(sends.slice(half));
+    const b2 = await start('dedup-b');
+    await b2.waitReady(180_000);
+    await readCommitted(infra, outputs, (r) => r.length >= sends.length, { timeoutMs: 400_000, settleMs: 0 }).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- pipelines ---\n${started.map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
+    });
+    await send(copies);
+    const { out } = await checkAgainstOracle(infra, topics, env, all, () => started);
+    const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
+    assert.deepEqual(copies.filter((c) => !duplicates.has(c.id)).map((c) => c.id), [], 'exact copies of pages decided before the crash are duplicates');
+    for (const p of [a, b2]) p.child.kill('SIGTERM');
+    for (const p of [a, b2]) assert.equal(await p.exited, 0, p.logs().slice(-3000));
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+    for (const p of started) p.child.kill('SIGKILL');
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
+});
