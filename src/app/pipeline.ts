@@ -49,6 +49,7 @@ import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
 import { filePageTier } from '../storage/file-blob-store.js';
 import { join as joinPath } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 /**
  * The named fields of the config and no others: below start-up each
@@ -318,6 +319,8 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
   await owner.start();
   closers.push('consumer', () => owner!.stop());
   logger.info('routed pipeline started', { indexPartitions: config.indexPartitions, plan: { k: plan.k, blocks: plan.blockWidths, tables: plan.tables.length } });
+  // Main-thread time from here on (fingerprinting runs on the worker threads): the coordination bench reads it from the stop line.
+  const loopBefore = performance.eventLoopUtilization();
   let stopping: Promise<void> | null = null;
   return {
     metricsPort: server?.port ?? 0,
@@ -325,7 +328,18 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
     stop() {
       stopping ??= (async () => {
         logger.info('stopping: finishing the chunk in flight');
+        const loop = performance.eventLoopUtilization(loopBefore);
         await closers.closeAll();
+        const o = owner!.traffic();
+        const h = holder!.traffic();
+        logger.info('routed traffic', {
+          committedRecords: o.committedRecords,
+          readBytes: o.readBytes + h.readBytes,
+          readRecords: o.readRecords + h.readRecords,
+          writtenBytes: o.writtenBytes + h.writtenBytes,
+          writtenRecords: o.writtenRecords + h.writtenRecords,
+          mainThreadBusyMs: Math.round(loop.active),
+        });
         logger.info('stopped');
       })();
       return stopping;

@@ -72,6 +72,23 @@ export interface RoutedHolder {
   readonly held: readonly IndexPartition[];
   /** Started, and every held partition has applied the order log up to where it was when taken on. */
   readonly caughtUp: boolean;
+  /** Bytes (keys and values) and records this holder read from and wrote to the routed topics, and the pages it applied. */
+  traffic(): Traffic;
+}
+
+/** Routed records read and written (keys and values, no record overhead), for the coordination bench and the stop log. */
+export interface Traffic {
+  readBytes: number;
+  readRecords: number;
+  writtenBytes: number;
+  writtenRecords: number;
+}
+
+export function countWritten(traffic: Traffic, records: readonly { key: string | Buffer | null; value: Buffer }[]): void {
+  for (const r of records) {
+    traffic.writtenBytes += r.value.length + (r.key === null ? 0 : Buffer.byteLength(r.key));
+    traffic.writtenRecords++;
+  }
 }
 
 interface Held {
@@ -101,6 +118,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   /** Per input partition: the group's committed offset when partitions were last taken on; chunks below it are decided. */
   const committed = new Map<number, bigint>();
   let admin: Admin | null = null;
+  const traffic: Traffic = { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0 };
 
   let lock: Promise<void> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
@@ -201,6 +219,10 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
 
   async function onBatch({ batch, heartbeat, isStale }: EachBatchPayload): Promise<void> {
     if (stopped || isStale()) return;
+    for (const m of batch.messages) {
+      traffic.readBytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+      traffic.readRecords++;
+    }
     await exclusive(async () => {
       if (batch.topic === topics.order) {
         orderEnd = Math.max(orderEnd, Number(batch.highWatermark));
@@ -230,7 +252,10 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       }
       const out = drain();
       for (const [q, h] of held) answerRequests(q, h, out);
-      if (out.length > 0) await appender.append(out);
+      if (out.length > 0) {
+        countWritten(traffic, out);
+        await appender.append(out);
+      }
     }).catch((error: unknown) => {
       metrics.errors.inc({ code: errorCode(error) });
       options.onFatal(error instanceof DedupError ? error : new DedupError('KAFKA', `applying the routed index failed: ${(error as Error).message}`, { cause: error }));
@@ -288,6 +313,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     get held() {
       return [...held.values()].map((h) => h.state);
     },
+    traffic: () => ({ ...traffic }),
     get caughtUp() {
       return started && [...held.values()].every((h) => h.appliedNext >= h.readyAt) && wanted.every((q) => held.has(q));
     },

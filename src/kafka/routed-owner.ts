@@ -53,7 +53,7 @@ import { readPartition } from './partition-reader.js';
 import { shardAssigner } from './shard-assigner.js';
 import { pagesGroupConsumer } from '../consumers/crawled-pages.consumer.js';
 import { createPartitionFences, type Lease } from '../consumers/partition-fences.js';
-import type { RoutedHolder } from './routed-holder.js';
+import { countWritten, type RoutedHolder, type Traffic } from './routed-holder.js';
 
 export interface RoutedOwnerOptions {
   readonly kafka: Kafka;
@@ -77,6 +77,8 @@ export interface RoutedOwner {
   start(): Promise<void>;
   stop(): Promise<void>;
   readonly ready: boolean;
+  /** Routed records this owner read and wrote (its id store's entries included), and the input records it committed. */
+  traffic(): Traffic & { committedRecords: number };
 }
 
 /** A page id's verdict as p's id store keeps it (dedup.ids, JSON). */
@@ -140,7 +142,7 @@ const REBALANCE_PATIENCE_MS = 3_000;
 const REPLY_PATIENCE_MS = 20_000;
 
 /** The replies tail: dedup.replies, the partitions this instance owns, dispatched by key. */
-function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger: Logger) {
+function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger: Logger, traffic: Traffic) {
   const consumer: Consumer = kafka.consumer({
     groupId,
     readUncommitted: false,
@@ -183,6 +185,8 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
           let got = arrived.get(batch.partition);
           if (!got) arrived.set(batch.partition, (got = new Map()));
           for (const m of batch.messages) {
+            traffic.readBytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+            traffic.readRecords++;
             consumedNext.set(batch.partition, BigInt(m.offset) + 1n);
             if (m.value === null) continue;
             let parsed;
@@ -273,7 +277,17 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     heartbeatInterval: 1_000,
     partitionAssigners: [shardAssigner({ instance: options.instanceId, pagesTopic: topics.pages, shardTopic: topics.index, standbyTopic: null })],
   });
-  const tail = createRepliesTail(kafka, topics.replies, `${options.groupId}-replies-${options.instanceId}-${process.pid}-${Date.now().toString(36)}`, logger);
+  const traffic = { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0, committedRecords: 0 };
+  /** Appends routed records, counted. */
+  const append = (records: LogRecord[]): Promise<number[]> => {
+    countWritten(traffic, records);
+    return appender.append(records);
+  };
+  const countRead = (m: { key: Buffer | null; value: Buffer | null }): void => {
+    traffic.readBytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+    traffic.readRecords++;
+  };
+  const tail = createRepliesTail(kafka, topics.replies, `${options.groupId}-replies-${options.instanceId}-${process.pid}-${Date.now().toString(36)}`, logger, traffic);
   let halted = false;
   const halt = (error: unknown): void => {
     halted = true;
@@ -334,6 +348,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       from: 0n,
       groupIdPrefix: `${options.groupId}-ids-${p}`,
       onMessage: (m) => {
+        countRead(m);
         if (m.headers[POSITION_HEADER] !== undefined) {
           if (m.value) position = JSON.parse(m.value.toString('utf8')) as Position;
           return;
@@ -355,6 +370,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       from: BigInt(at.order),
       groupIdPrefix: `${options.groupId}-order-${p}`,
       onMessage: (m) => {
+        countRead(m);
         if (m.value === null) return;
         const record = decodeOrder(m.value);
         if (record.chunk.inputPartition !== p || record.chunk.firstOffset < spanEnd) return;
@@ -449,8 +465,8 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       try {
         if (orderOffset === null) {
           // The entries first, acknowledged; only then the order record that makes them count.
-          await appender.append(touched.map((q) => ({ topic: topics.index, partition: q, key: name, value: encodeEntries({ chunk: key, pages: byPartition.get(q)! }) })));
-          const [offset] = await appender.append([{ topic: topics.order, partition: 0, key: null, value: encodeOrder({ chunk: key, pages: pages.length, span: Number(last - first + 1n), touched, partitions: options.indexPartitions }) }]);
+          await append(touched.map((q) => ({ topic: topics.index, partition: q, key: name, value: encodeEntries({ chunk: key, pages: byPartition.get(q)! }) })));
+          const [offset] = await append([{ topic: topics.order, partition: 0, key: null, value: encodeOrder({ chunk: key, pages: pages.length, span: Number(last - first + 1n), touched, partitions: options.indexPartitions }) }]);
           orderOffset = offset!;
         }
         const replies = (await waitAll(p, waiting, payload, lease)).map((value) => decodeReply(value));
@@ -501,6 +517,8 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     chunk.topicMessages.set(topics.ids, idMessages);
     await lease.producer.commit(chunk.topicMessages, options.groupId, [{ topic: topics.pages, partition: p, offset: (last + 1n).toString() }]);
     metrics.transactions.inc({ outcome: 'committed' });
+    countWritten(traffic, idMessages);
+    traffic.committedRecords += records.length;
     for (const page of pages) {
       const { repeated: _repeated, ...stored } = decided.get(page.id)!;
       st.ids.set(page.id, stored);
@@ -569,7 +587,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       const keys = [...asks.keys()];
       const waiting = keys.map((k) => tail.expect(p, k));
       try {
-        await appender.append([...asks.values()]);
+        await append([...asks.values()]);
         const answers = await waitAll(p, waiting, payload, lease);
         keys.forEach((k, i) => {
           const value = answers[i]!;
@@ -650,6 +668,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     get ready() {
       return health.consuming && holder.caughtUp;
     },
+    traffic: () => ({ ...traffic }),
     async start() {
       await tail.start();
       await consumer.connect();
