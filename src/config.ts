@@ -45,8 +45,8 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('fingerprintsTopic', 'string', 'simhash.fingerprints', 'Compacted changelog of the index (recovery, replicas).'),
   opt('mode', 'enum', 'single', 'single: one instance holds the whole index (the embedded default); sharded: instances with the same groupId share the input partitions and the index shards; routed: they share the input partitions and the partitions of a routed index, each probe going only where it can match (docs/architecture.md).', { values: ['single', 'sharded', 'routed'] }),
   opt('shards', 'int', '12', 'Index shards in sharded mode: partitions of the changelog topic, spread over the instances (more shards than instances lets instances be added).', { min: 1, max: 4096 }),
-  opt('standbyReplicas', 'int', '0', 'Sharded mode: warm copies of each shard held by other instances (0 or 1), so a failover takes a shard over without restoring it.', { min: 0, max: 1 }),
-  opt('standbyTopic', 'string', 'dedup.standby', 'Sharded mode with standbyReplicas: an empty topic with one partition per shard, whose assignment names the standby copies.'),
+  opt('standbyReplicas', 'int', '0', 'Sharded mode: warm copies of each shard held by other instances (0 or 1), so a failover takes a shard over without restoring it. Routed mode: a warm copy of each index partition on another instance, which replies too (the first reply wins).', { min: 0, max: 1 }),
+  opt('standbyTopic', 'string', 'dedup.standby', 'Sharded and routed modes with standbyReplicas: an empty topic with one partition per shard (per index partition in routed mode), whose assignment names the standby copies.'),
   opt('sequenceTopic', 'string', 'dedup.sequence', 'Sharded mode: the one-partition log whose offsets order every page (the global decision order).'),
   opt('answersTopic', 'string', 'dedup.answers', 'Sharded mode: the one-partition log of the shards\u2019 answers and watermarks.'),
   opt('indexPartitions', 'int', '64', 'Routed mode: partitions of the index topic, the unit of index ownership; fixed when the topic is created (routing depends on it).', { min: 1, max: 4096 }),
@@ -299,9 +299,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
   if (out.mode === 'routed' && ((out.maxAgeSeconds as number) > 0 || (out.maxFingerprints as number) > 0)) {
     problems.push('maxAgeSeconds and maxFingerprints are not supported with mode=routed yet: its index partitions keep every page');
-  }
-  if (out.mode === 'routed' && (out.standbyReplicas as number) > 0) {
-    problems.push('standbyReplicas is not supported with mode=routed yet');
   }
   if (out.mode === 'sharded' && (out.maxAgeSeconds as number) > 0) {
     problems.push('maxAgeSeconds is not supported with mode=sharded: eviction by clock would make two holders of a shard disagree; use maxFingerprints (a window of the sequence)');

@@ -30,7 +30,7 @@ const PARTITIONS = 6;
 const INDEX_PARTITIONS = 16;
 const REPLICATION = 1;
 
-interface Traffic { committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
+interface Traffic { chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
 
 async function runCase(instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, number>> {
   const stack = stackFromEnv();
@@ -49,7 +49,18 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
   };
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: topics.DEDUP_PAGES_TOPIC, numPartitions: PARTITIONS, replicationFactor: REPLICATION, configEntries: largeTopicConfig(4 * 1024 * 1024) }] });
+  const createPages = (a: typeof admin) =>
+    a.createTopics({ waitForLeaders: true, topics: [{ topic: topics.DEDUP_PAGES_TOPIC, numPartitions: PARTITIONS, replicationFactor: REPLICATION, configEntries: largeTopicConfig(4 * 1024 * 1024) }] });
+  // A busy broker can refuse a fresh topic's metadata for a moment: wait and ask again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await createPages(admin);
+      break;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+    }
+  }
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-coord-'));
   const env = {
     ...topics,
@@ -106,6 +117,9 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
       readBytesPerPage: Math.round(read / n),
       recordsPerPage: Math.round((sum((t) => t.writtenRecords + t.readRecords) / n) * 100) / 100,
       cpuUsPerPage: Math.round((sum((t) => t.mainThreadBusyMs) * 1000) / n),
+      pagesPerChunk: Math.round((n / sum((t) => t.chunks)) * 10) / 10,
+      roundTwoAsksPerPage: Math.round((sum((t) => t.roundTwoAsks) / n) * 100) / 100,
+      roundTripsPerChunk: Math.round((sum((t) => t.roundTrips) / sum((t) => t.chunks)) * 100) / 100,
     };
   } finally {
     for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');

@@ -302,6 +302,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
   owner = createRoutedOwner({
     kafka,
     topics,
+    standbyTopic: config.standbyReplicas > 0 ? config.standbyTopic : null,
     groupId: config.groupId,
     instanceId: config.instanceId,
     maxBatchRecords: config.maxBatchRecords,
@@ -334,6 +335,9 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
         const h = holder!.traffic();
         logger.info('routed traffic', {
           committedRecords: o.committedRecords,
+          chunks: o.chunks,
+          roundTwoAsks: o.roundTwoAsks,
+          roundTrips: o.roundTrips,
           readBytes: o.readBytes + h.readBytes,
           readRecords: o.readRecords + h.readRecords,
           writtenBytes: o.writtenBytes + h.writtenBytes,

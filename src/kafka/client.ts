@@ -150,6 +150,7 @@ export async function ensureTopics(kafka: Kafka, config: TopicLayout, logger: Lo
           { topic: config.orderTopic, partitions: 1, configEntries: kept },
           { topic: config.repliesTopic, partitions: inputPartitions, configEntries: internal },
           { topic: config.idsTopic, partitions: inputPartitions, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'max.message.bytes', value: String(8 * 1024 * 1024) }] },
+          ...(config.standbyReplicas > 0 ? [{ topic: config.standbyTopic, partitions: config.indexPartitions, configEntries: [] as { name: string; value: string }[] }] : []),
         ].filter((t) => !existing.has(t.topic)),
       );
     }
@@ -195,12 +196,15 @@ async function checkShardTopics(admin: Admin, config: TopicLayout): Promise<void
 
 /** Routed mode: the index topic's partitions are the routing's, the order log has one, replies and ids follow the input. */
 async function checkRoutedTopics(admin: Admin, config: TopicLayout): Promise<void> {
-  const names = [config.pagesTopic, config.indexTopic, config.orderTopic, config.repliesTopic, config.idsTopic];
+  const names = [config.pagesTopic, config.indexTopic, config.orderTopic, config.repliesTopic, config.idsTopic, ...(config.standbyReplicas > 0 ? [config.standbyTopic] : [])];
   const { topics } = await admin.fetchTopicMetadata({ topics: names });
   const partitions = new Map(topics.map((t) => [t.name, t.partitions.length]));
   const problems: string[] = [];
   if (partitions.get(config.indexTopic) !== config.indexPartitions) {
     problems.push(`${config.indexTopic} has ${partitions.get(config.indexTopic)} partitions but indexPartitions=${config.indexPartitions}: routing depends on it`);
+  }
+  if (config.standbyReplicas > 0 && partitions.get(config.standbyTopic) !== config.indexPartitions) {
+    problems.push(`${config.standbyTopic} has ${partitions.get(config.standbyTopic)} partitions but indexPartitions=${config.indexPartitions}: its partitions name the standby copies`);
   }
   if (partitions.get(config.orderTopic) !== 1) problems.push(`${config.orderTopic} has ${partitions.get(config.orderTopic)} partitions; it must have exactly 1 (its offsets are the global order)`);
   for (const topic of [config.repliesTopic, config.idsTopic]) {

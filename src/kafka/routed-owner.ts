@@ -58,6 +58,8 @@ import { countWritten, type RoutedHolder, type Traffic } from './routed-holder.j
 export interface RoutedOwnerOptions {
   readonly kafka: Kafka;
   readonly topics: { readonly pages: string; readonly index: string; readonly order: string; readonly replies: string; readonly ids: string };
+  /** With warm standbys: the empty topic whose assignment names them (one partition per index partition); null without. */
+  readonly standbyTopic: string | null;
   readonly groupId: string;
   readonly instanceId: string;
   readonly maxBatchRecords: number;
@@ -78,7 +80,7 @@ export interface RoutedOwner {
   stop(): Promise<void>;
   readonly ready: boolean;
   /** Routed records this owner read and wrote (its id store's entries included), and the input records it committed. */
-  traffic(): Traffic & { committedRecords: number };
+  traffic(): Traffic & { committedRecords: number; chunks: number; roundTwoAsks: number; roundTrips: number };
 }
 
 /** A page id's verdict as p's id store keeps it (dedup.ids, JSON). */
@@ -275,9 +277,9 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     onFatal,
     sessionTimeout: SESSION_TIMEOUT_MS,
     heartbeatInterval: 1_000,
-    partitionAssigners: [shardAssigner({ instance: options.instanceId, pagesTopic: topics.pages, shardTopic: topics.index, standbyTopic: null })],
+    partitionAssigners: [shardAssigner({ instance: options.instanceId, pagesTopic: topics.pages, shardTopic: topics.index, standbyTopic: options.standbyTopic })],
   });
-  const traffic = { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0, committedRecords: 0 };
+  const traffic = { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0, committedRecords: 0, chunks: 0, roundTwoAsks: 0, roundTrips: 0 };
   /** Appends routed records, counted. */
   const append = (records: LogRecord[]): Promise<number[]> => {
     countWritten(traffic, records);
@@ -321,6 +323,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = payload.memberAssignment as Record<string, number[] | undefined>;
     const index = assignment[topics.index] ?? [];
+    const standby = options.standbyTopic === null ? [] : (assignment[options.standbyTopic] ?? []);
     const partitions = new Set(assignment[topics.pages] ?? []);
     assigned = partitions;
     fences.assigned(partitions);
@@ -329,8 +332,9 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       if (!partitions.has(p)) tail.close(p);
     }
     metrics.rebalances.inc();
-    logger.info('assignment', { partitions: [...partitions], indexPartitions: index });
-    holder.hold(index);
+    logger.info('assignment', { partitions: [...partitions], indexPartitions: index, standby });
+    // A standby applies and replies as the owner does; the joiner takes the first reply.
+    holder.hold([...new Set([...index, ...standby])]);
   });
 
   /**
@@ -519,6 +523,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     metrics.transactions.inc({ outcome: 'committed' });
     countWritten(traffic, idMessages);
     traffic.committedRecords += records.length;
+    traffic.chunks++;
     for (const page of pages) {
       const { repeated: _repeated, ...stored } = decided.get(page.id)!;
       st.ids.set(page.id, stored);
@@ -585,6 +590,8 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       });
       if (asks.size === 0) return best as (PartitionAnswer | null)[];
       const keys = [...asks.keys()];
+      traffic.roundTwoAsks += keys.length;
+      traffic.roundTrips++;
       const waiting = keys.map((k) => tail.expect(p, k));
       try {
         await append([...asks.values()]);
@@ -607,7 +614,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     if (batch.topic !== topics.pages) {
-      // An index partition: held through the assignment (routed-holder.ts), never consumed here.
+      // An index or standby partition: held through the assignment (routed-holder.ts), never consumed here.
       consumer.pause([{ topic: batch.topic }]);
       return;
     }
@@ -674,13 +681,14 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       await consumer.connect();
       await consumer.subscribe({ topics: [topics.pages], fromBeginning: true });
       await consumer.subscribe({ topics: [topics.index], fromBeginning: false });
+      if (options.standbyTopic !== null) await consumer.subscribe({ topics: [options.standbyTopic], fromBeginning: false });
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: 64,
         eachBatch,
       });
-      consumer.pause([{ topic: topics.index }]);
+      consumer.pause([{ topic: topics.index }, ...(options.standbyTopic === null ? [] : [{ topic: options.standbyTopic }])]);
     },
     async stop() {
       await consumer.stop().catch(() => undefined);

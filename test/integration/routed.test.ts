@@ -205,17 +205,22 @@ test('routed, two instances: verdicts equal one index over the decision order', 
   await runScenario('rt2', 2, { demo: 1200, template: 200, seed: 43 });
 });
 
-test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict lost or doubled, verdicts equal one index, and later exact copies are duplicates', { timeout: 900_000 }, async () => {
+/**
+ * Two instances, one SIGKILLed mid-stream: the survivor decides the rest alone, then the
+ * killed one restarts under its instance id and takes its partitions back. With standbys the
+ * survivor already holds a warm copy of every index partition: it replays none.
+ */
+async function killAndRestart(name: string, standby: boolean): Promise<void> {
   const infra = requireInfra();
-  const run = uniqueName('rtk');
-  const topics = routedTopics(run);
+  const run = uniqueName(name);
+  const topics = { ...routedTopics(run), ...(standby ? { DEDUP_STANDBY_TOPIC: `${run}.standby` } : {}) };
   const kafka = testKafka(infra);
   const admin = kafka.admin();
   await admin.connect();
   await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: PARTITIONS, maxMessageBytes: 9 * 1024 * 1024 }]);
   await admin.disconnect();
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-'));
-  const env = routedEnv(infra, run, topics);
+  const env = { ...routedEnv(infra, run, topics), ...(standby ? { DEDUP_STANDBY_REPLICAS: '1' } : {}) };
   const { pages, sends } = makeStream(47, 1200, 150);
   // Exact copies, under new ids, of pages decided before the crash: sent after the restart.
   const copies = pages.slice(0, 30).map((p) => ({ ...p, id: `copy-${p.id}` }));
@@ -244,11 +249,15 @@ test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict 
     b.child.kill('SIGKILL');
     assert.equal(await b.exited, 'SIGKILL');
     await send(sends.slice(half));
-    const b2 = await start('dedup-b');
-    await b2.waitReady(180_000);
+    // The survivor decides the rest alone.
     await readCommitted(infra, outputs, (r) => r.length >= sends.length, { timeoutMs: 400_000, settleMs: 0 }).catch((error: Error) => {
       throw new Error(`${error.message}\n--- pipelines ---\n${started.map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
     });
+    const replays = (a.logs().match(/index partitions taken on/g) ?? []).length;
+    if (standby) assert.equal(replays, 1, 'with standbys, the survivor replays no index partition after the kill: it held a warm copy of each');
+    else assert.ok(replays >= 2, 'without standbys, the survivor replays the dead instance\u2019s index partitions');
+    const b2 = await start('dedup-b');
+    await b2.waitReady(180_000);
     await send(copies);
     const { out } = await checkAgainstOracle(infra, topics, env, all, () => started);
     const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
@@ -261,4 +270,12 @@ test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict 
     await deleteTopics(kafka, Object.values(topics));
     await rm(stateDir, { recursive: true, force: true });
   }
+}
+
+test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict lost or doubled, verdicts equal one index, and later exact copies are duplicates', { timeout: 900_000 }, async () => {
+  await killAndRestart('rtk', false);
+});
+
+test('routed with warm standbys: the survivor of a SIGKILL takes its index partitions over without replaying them, and the verdicts are the same', { timeout: 900_000 }, async () => {
+  await killAndRestart('rts', true);
 });
