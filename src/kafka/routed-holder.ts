@@ -154,24 +154,34 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
 
   const reply = (inputPartition: number, key: string, value: Buffer): LogRecord => ({ topic: topics.replies, partition: inputPartition, key, value });
 
-  /** Answers the requests whose sequence the partition has applied. */
+  /** The sequence a request needs applied here before it can be answered. */
+  const needs = (request: Held['requests'][number]): number => {
+    if (request.kind === 'more') return request.record.sequence;
+    let most = -1;
+    for (const a of request.record.asks) for (const q of a.sequences) if (q > most) most = q;
+    return most;
+  };
+
+  /** Answers the requests whose sequences the partition has applied. */
   function answerRequests(q: number, h: Held, out: LogRecord[]): void {
     if (h.requests.length === 0) return;
     const waiting = h.requests.splice(0);
     for (const request of waiting) {
-      const { record } = request;
-      if (record.sequence >= h.state.position) {
+      if (needs(request) >= h.state.position) {
         h.requests.push(request);
         continue;
       }
-      if (!undecided(record.chunk)) continue;
-      const key = chunkName(record.chunk);
+      const { chunk } = request.record;
+      if (!undecided(chunk)) continue;
+      const key = chunkName(chunk);
       if (request.kind === 'more') {
-        const got = h.state.more(request.record.page, request.record.sequence, request.record.after);
-        out.push(reply(record.chunk.inputPartition, key, encodeMoreReply({ chunk: record.chunk, indexPartition: q, slot: record.slot, afterSequence: request.record.after.sequence, unsettled: got.unsettled, more: got.more })));
+        const { page, sequence, after, slot } = request.record;
+        const got = h.state.more(page, sequence, after);
+        out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, slot, afterSequence: after.sequence, unsettled: got.unsettled, more: got.more })));
       } else {
-        const id = h.state.confirm(record.sequence, request.record.sketch);
-        out.push(reply(record.chunk.inputPartition, key, encodeConfirmed({ chunk: record.chunk, indexPartition: q, slot: record.slot, sequence: record.sequence, id })));
+        const answers: { slot: number; sequence: number; id: string | null }[] = [];
+        for (const { slot, sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push({ slot, sequence, id: h.state.confirm(sequence, sketch) });
+        out.push(reply(chunk.inputPartition, key, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }
   }

@@ -171,7 +171,7 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
     }
     if (kind === 'confirmed') {
       const r = decodeConfirmed(value);
-      return { key: `c|${chunkName(r.chunk)}|${r.indexPartition}|${r.slot}|${r.sequence}`, first: r.chunk.firstOffset };
+      return { key: `c|${chunkName(r.chunk)}|${r.indexPartition}|${r.trip}`, first: r.chunk.firstOffset };
     }
     return null;
   };
@@ -543,8 +543,11 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
 
   /**
    * Round two for every page of a chunk at once: decideJoined, run again after each round trip
-   * with the answers got so far, until every page has its verdict (each run asks for at most one
-   * answer per page: the first it lacks).
+   * with the answers got so far, until every page has its verdict. When a page needs a
+   * candidate confirmed, every candidate of it known and not asked yet is asked too, grouped
+   * by home: one record per home partition and round trip, so a page whose first candidates
+   * fail costs one round trip, not one per candidate. A request for more candidates after a
+   * cursor is one record per page and partition.
    */
   async function roundTwo(
     p: number,
@@ -557,11 +560,15 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     payload: EachBatchPayload,
     lease: Lease<VerdictProducer>,
   ): Promise<(PartitionAnswer | null)[]> {
-    const confirmed = new Map<string, string | null>();
+    /** Per slot: the confirmations got, by candidate sequence, and the candidates known (asked or not). */
+    const confirmed = pages.map(() => new Map<number, string | null>());
+    const asked = pages.map(() => new Set<number>());
+    const known = joined.map((j) => [...j.unsettled]);
     const more = new Map<string, MoreUnsettled>();
     const best: (PartitionAnswer | null | undefined)[] = pages.map(() => undefined);
-    for (;;) {
-      const asks = new Map<string, LogRecord>();
+    for (let trip = 0; ; trip++) {
+      const confirms = new Map<number, Map<number, number[]>>();
+      const mores = new Map<string, LogRecord>();
       pages.forEach((page, slot) => {
         if (best[slot] !== undefined) return;
         const j = joined[slot]!;
@@ -570,17 +577,25 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
           best[slot] = decideJoined(
             { settled: j.settled, unsettled: j.unsettled, open: j.open.map((o) => ({ ...o })) },
             (c) => {
-              const home = routing.tablePartition(0, c.hi, c.lo);
-              const k = `c|${name}|${home}|${slot}|${c.sequence}`;
-              if (confirmed.has(k)) return confirmed.get(k)!;
-              asks.set(k, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm({ chunk: key, indexPartition: home, slot, sequence: c.sequence, sketch: page.sketch }) });
+              const got = confirmed[slot]!;
+              if (got.has(c.sequence)) return got.get(c.sequence)!;
+              for (const k of [c, ...known[slot]!]) {
+                if (asked[slot]!.has(k.sequence)) continue;
+                asked[slot]!.add(k.sequence);
+                const home = routing.tablePartition(0, k.hi, k.lo);
+                let bySlot = confirms.get(home);
+                if (!bySlot) confirms.set(home, (bySlot = new Map()));
+                let list = bySlot.get(slot);
+                if (!list) bySlot.set(slot, (list = []));
+                list.push(k.sequence);
+              }
               throw NEED;
             },
             (q, after) => {
               const k = `m|${name}|${q}|${slot}|${after.sequence}`;
               const got = more.get(k);
               if (got) return got;
-              asks.set(k, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sent.get(q)!.get(slot)! }) });
+              mores.set(k, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sent.get(q)!.get(slot)! }) });
               throw NEED;
             },
           );
@@ -588,7 +603,16 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
           if (error !== NEED) throw error;
         }
       });
-      if (asks.size === 0) return best as (PartitionAnswer | null)[];
+      if (confirms.size === 0 && mores.size === 0) {
+        if (best.includes(undefined)) throw new DedupError('KAFKA', `chunk ${name}: round two needs an answer it has asked for already`);
+        return best as (PartitionAnswer | null)[];
+      }
+      const asks = new Map<string, LogRecord>(mores);
+      const tripNo = trip & 0xffff;
+      for (const [home, bySlot] of confirms) {
+        const list = [...bySlot].map(([slot, sequences]) => ({ slot, sketch: pages[slot]!.sketch, sequences }));
+        asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm({ chunk: key, indexPartition: home, trip: tripNo, asks: list }) });
+      }
       const keys = [...asks.keys()];
       traffic.roundTwoAsks += keys.length;
       traffic.roundTrips++;
@@ -598,10 +622,12 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         const answers = await waitAll(p, waiting, payload, lease);
         keys.forEach((k, i) => {
           const value = answers[i]!;
-          if (k.startsWith('c|')) confirmed.set(k, decodeConfirmed(value).id);
-          else {
+          if (k.startsWith('c|')) {
+            for (const a of decodeConfirmed(value).answers) confirmed[a.slot]!.set(a.sequence, a.id);
+          } else {
             const r = decodeMoreReply(value);
             more.set(k, { unsettled: r.unsettled, more: r.more });
+            known[r.slot]!.push(...r.unsettled);
           }
         });
       } catch (error) {

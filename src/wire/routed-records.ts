@@ -431,24 +431,24 @@ export function decodeReply(value: Uint8Array): ReplyRecord {
 }
 
 /**
- * Round two's request to a candidate's home: does the candidate decided at `sequence` agree
- * with the page's whole sketch (IndexPartition.confirm)? The answer is a ConfirmedRecord.
+ * Round two's request to one home partition, for one chunk and one round trip: for each page
+ * (slot), its whole sketch and the candidates held there (by sequence) whose sketches must agree
+ * with it (IndexPartition.confirm). The answer is a ConfirmedRecord of the same trip.
  */
 export interface ConfirmRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
-  readonly slot: number;
-  readonly sequence: number;
-  readonly sketch: Uint8Array | null;
+  /** The owner's round trip of this chunk: the answer carries it back. */
+  readonly trip: number;
+  readonly asks: readonly { readonly slot: number; readonly sketch: Uint8Array | null; readonly sequences: readonly number[] }[];
 }
 
-/** The home's answer to a ConfirmRecord: the candidate's id when the sketches agree, else null. */
+/** The home's answers to a ConfirmRecord: per candidate, its id when the sketches agree, else null. */
 export interface ConfirmedRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
-  readonly slot: number;
-  readonly sequence: number;
-  readonly id: string | null;
+  readonly trip: number;
+  readonly answers: readonly { readonly slot: number; readonly sequence: number; readonly id: string | null }[];
 }
 
 /** A partition's answer to a MoreRecord: the next unsettled candidates after the cursor `afterSequence`. */
@@ -462,15 +462,22 @@ export interface MoreReplyRecord {
 }
 
 export function encodeConfirm(record: ConfirmRecord): Buffer {
-  const w = new Writer(40 + SKETCH_BINS);
+  let expected = 32;
+  for (const a of record.asks) expected += 8 + SKETCH_BINS + 6 * a.sequences.length;
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(CONFIRM);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
-  w.u16(record.slot);
-  w.u48(record.sequence);
-  w.u8(record.sketch === null ? 0 : 1);
-  if (record.sketch !== null) w.bytes(record.sketch, 0, SKETCH_BINS);
+  w.u16(record.trip);
+  w.u16(record.asks.length);
+  for (const a of record.asks) {
+    w.u16(a.slot);
+    w.u8(a.sketch === null ? 0 : 1);
+    if (a.sketch !== null) w.bytes(a.sketch, 0, SKETCH_BINS);
+    w.u16(a.sequences.length);
+    for (const q of a.sequences) w.u48(q);
+  }
   return w.done();
 }
 
@@ -479,23 +486,35 @@ export function decodeConfirm(value: Uint8Array): ConfirmRecord {
   header(r, CONFIRM);
   const chunk = readChunk(r);
   const indexPartition = r.u16();
-  const slot = r.u16();
-  const sequence = r.u48();
-  const sketch = r.u8() === 1 ? r.bytes(SKETCH_BINS) : null;
+  const trip = r.u16();
+  const asks: { slot: number; sketch: Uint8Array | null; sequences: number[] }[] = [];
+  for (let n = r.u16(); n > 0; n--) {
+    const slot = r.u16();
+    const sketch = r.u8() === 1 ? r.bytes(SKETCH_BINS) : null;
+    const sequences: number[] = [];
+    for (let m = r.u16(); m > 0; m--) sequences.push(r.u48());
+    asks.push({ slot, sketch, sequences });
+  }
   r.end();
-  return { chunk, indexPartition, slot, sequence, sketch };
+  return { chunk, indexPartition, trip, asks };
 }
 
 export function encodeConfirmed(record: ConfirmedRecord): Buffer {
-  const w = new Writer(40 + (record.id?.length ?? 0) * 3);
+  let expected = 32;
+  for (const a of record.answers) expected += 12 + (a.id === null ? 0 : 3 * a.id.length);
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(CONFIRMED);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
-  w.u16(record.slot);
-  w.u48(record.sequence);
-  w.u8(record.id === null ? 0 : 1);
-  if (record.id !== null) w.text(record.id);
+  w.u16(record.trip);
+  w.u32(record.answers.length);
+  for (const a of record.answers) {
+    w.u16(a.slot);
+    w.u48(a.sequence);
+    w.u8(a.id === null ? 0 : 1);
+    if (a.id !== null) w.text(a.id);
+  }
   return w.done();
 }
 
@@ -504,11 +523,16 @@ export function decodeConfirmed(value: Uint8Array): ConfirmedRecord {
   header(r, CONFIRMED);
   const chunk = readChunk(r);
   const indexPartition = r.u16();
-  const slot = r.u16();
-  const sequence = r.u48();
-  const id = r.u8() === 1 ? r.text() : null;
+  const trip = r.u16();
+  const answers: { slot: number; sequence: number; id: string | null }[] = [];
+  for (let n = r.u32(); n > 0; n--) {
+    const slot = r.u16();
+    const sequence = r.u48();
+    const id = r.u8() === 1 ? r.text() : null;
+    answers.push({ slot, sequence, id });
+  }
   r.end();
-  return { chunk, indexPartition, slot, sequence, id };
+  return { chunk, indexPartition, trip, answers };
 }
 
 export function encodeMoreReply(record: MoreReplyRecord): Buffer {

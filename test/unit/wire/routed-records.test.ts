@@ -101,15 +101,18 @@ test('a record cut short, with bytes left over, or of another version or type is
 
 test('round two\u2019s confirmations and their answers, and answers for more candidates, read back as written; every record names its kind', () => {
   const sketch = fc.option(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }));
+  const seq = fc.integer({ min: 0, max: 2 ** 48 - 1 });
+  const slot = fc.integer({ min: 0, max: 0xffff });
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), sketch, fc.option(fc.string({ maxLength: 60 })), fc.array(answer, { maxLength: 8 }), fc.boolean(), (key, indexPartition, slot, sequence, s, id, unsettled, more) => {
-      const confirm = encodeConfirm({ chunk: key, indexPartition, slot, sequence, sketch: s });
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(rec({ slot, sequence: seq, id: fc.option(fc.string({ maxLength: 60 })) }), { maxLength: 20 }), seq, fc.array(answer, { maxLength: 8 }), fc.boolean(), (key, indexPartition, trip, asks, answers, sequence, unsettled, more) => {
+      const confirm = encodeConfirm({ chunk: key, indexPartition, trip, asks });
       const back = decodeConfirm(confirm);
-      assert.deepEqual({ ...back, sketch: back.sketch === null ? null : [...back.sketch] }, { chunk: key, indexPartition, slot, sequence, sketch: s === null ? null : [...s] });
-      const confirmed = encodeConfirmed({ chunk: key, indexPartition, slot, sequence, id });
-      assert.deepEqual(decodeConfirmed(confirmed), { chunk: key, indexPartition, slot, sequence, id });
-      const moreReply = encodeMoreReply({ chunk: key, indexPartition, slot, afterSequence: sequence, unsettled, more });
-      assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, slot, afterSequence: sequence, unsettled, more });
+      const plain = (a: readonly { slot: number; sketch: Uint8Array | null; sequences: readonly number[] }[]) => a.map((x) => ({ ...x, sketch: x.sketch === null ? null : [...x.sketch] }));
+      assert.deepEqual({ ...back, asks: plain(back.asks) }, { chunk: key, indexPartition, trip, asks: plain(asks) });
+      const confirmed = encodeConfirmed({ chunk: key, indexPartition, trip, answers });
+      assert.deepEqual(decodeConfirmed(confirmed), { chunk: key, indexPartition, trip, answers });
+      const moreReply = encodeMoreReply({ chunk: key, indexPartition, slot: trip, afterSequence: sequence, unsettled, more });
+      assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, slot: trip, afterSequence: sequence, unsettled, more });
       assert.deepEqual([confirm, confirmed, moreReply].map(routedRecordKind), ['confirm', 'confirmed', 'more-reply']);
       assert.throws(() => decodeConfirmed(confirm), /type 5 where type 6/);
       assert.match(chunkName(key), /^\d+:\d+:\d+$/);
