@@ -30,7 +30,10 @@ import type { Logger } from '../logger.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { TablePlan } from '../index/index.js';
 import type { SecondStage } from '../dedup/decider.js';
-import { IndexPartition, type PartitionReply } from '../dedup/index-partition.js';
+import { IndexPartition, type PartitionAnswer, type PartitionReply } from '../dedup/index-partition.js';
+
+/** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
+const MORE_PAGES_PER_ANSWER = 8;
 import {
   chunkName,
   decodeConfirm,
@@ -176,8 +179,19 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const key = chunkName(chunk);
       if (request.kind === 'more') {
         const { page, sequence, after, slot } = request.record;
-        const got = h.state.more(page, sequence, after);
-        out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, slot, afterSequence: after.sequence, unsettled: got.unsettled, more: got.more })));
+        // Several pages of the cursor in one answer: what as many requests in a row would get,
+        // for one round trip (a template page's candidates mostly fail their confirmation).
+        const unsettled: PartitionAnswer[] = [];
+        let cursor = after;
+        let more = false;
+        for (let step = 0; step < MORE_PAGES_PER_ANSWER; step++) {
+          const got = h.state.more(page, sequence, cursor);
+          unsettled.push(...got.unsettled);
+          more = got.more && got.unsettled.length > 0;
+          if (!more) break;
+          cursor = got.unsettled[got.unsettled.length - 1]!;
+        }
+        out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, slot, afterSequence: after.sequence, unsettled, more })));
       } else {
         const answers: { slot: number; sequence: number; id: string | null }[] = [];
         for (const { slot, sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push({ slot, sequence, id: h.state.confirm(sequence, sketch) });
