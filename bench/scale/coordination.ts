@@ -31,7 +31,7 @@ const PARTITIONS = 6;
 const INDEX_PARTITIONS = 16;
 const REPLICATION = 1;
 
-interface Traffic { chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
+interface Traffic { assignments: number; indexReplays: number; chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
 
 async function runCase(instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, number>> {
   const stack = stackFromEnv();
@@ -126,6 +126,8 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
       cpuUsPerPage: Math.round((mainSeconds * 1e6) / n),
       allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n),
       mainThreadBusyUsPerPage: Math.round((sum((t) => t.mainThreadBusyMs) * 1000) / n),
+      assignments: sum((t) => t.assignments),
+      indexReplays: sum((t) => t.indexReplays),
       pagesPerChunk: Math.round((n / sum((t) => t.chunks)) * 10) / 10,
       roundTwoAsksPerPage: Math.round((sum((t) => t.roundTwoAsks) / n) * 100) / 100,
       roundTripsPerChunk: Math.round((sum((t) => t.roundTrips) / sum((t) => t.chunks)) * 100) / 100,

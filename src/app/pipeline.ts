@@ -334,6 +334,8 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
         const o = owner!.traffic();
         const h = holder!.traffic();
         logger.info('routed traffic', {
+          assignments: o.takeovers,
+          indexReplays: h.takeovers,
           committedRecords: o.committedRecords,
           chunks: o.chunks,
           roundTwoAsks: o.roundTwoAsks,

@@ -81,6 +81,8 @@ export interface RoutedHolder {
 
 /** Routed records read and written (keys and values, no record overhead), for the coordination bench and the stop log. */
 export interface Traffic {
+  /** Times index partitions were taken on and replayed (holder), or assignments received (owner). */
+  takeovers: number;
   readBytes: number;
   readRecords: number;
   writtenBytes: number;
@@ -121,7 +123,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   /** Per input partition: the group's committed offset when partitions were last taken on; chunks below it are decided. */
   const committed = new Map<number, bigint>();
   let admin: Admin | null = null;
-  const traffic: Traffic = { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0 };
+  const traffic: Traffic = { takeovers: 0, readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0 };
 
   let lock: Promise<void> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
@@ -299,6 +301,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     }
     const fresh = wanted.filter((q) => !held.has(q));
     if (fresh.length > 0) {
+      traffic.takeovers++;
       await readCommitted();
       for (const q of fresh) {
         held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage), appliedNext: 0, readyAt: orderEnd, entries: new Map(), requests: [] });

@@ -279,7 +279,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     heartbeatInterval: 1_000,
     partitionAssigners: [shardAssigner({ instance: options.instanceId, pagesTopic: topics.pages, shardTopic: topics.index, standbyTopic: options.standbyTopic })],
   });
-  const traffic = { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0, committedRecords: 0, chunks: 0, roundTwoAsks: 0, roundTrips: 0 };
+  const traffic = { takeovers: 0, readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0, committedRecords: 0, chunks: 0, roundTwoAsks: 0, roundTrips: 0 };
   /** Appends routed records, counted. */
   const append = (records: LogRecord[]): Promise<number[]> => {
     countWritten(traffic, records);
@@ -332,6 +332,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       if (!partitions.has(p)) tail.close(p);
     }
     metrics.rebalances.inc();
+    traffic.takeovers++;
     logger.info('assignment', { partitions: [...partitions], indexPartitions: index, standby });
     // A standby applies and replies as the owner does; the joiner takes the first reply.
     holder.hold([...new Set([...index, ...standby])]);
