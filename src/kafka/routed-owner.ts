@@ -29,7 +29,8 @@ import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import { IndexRouting } from '../dedup/routing.js';
-import { decideJoined, joinReplies, sketchTail, type JoinedReplies, type MoreUnsettled, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
+import { joinReplies, sketchTail, type JoinedReplies, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
+import { RoundTwo } from '../dedup/round-two.js';
 import type { SecondStage } from '../dedup/decider.js';
 import type { TablePlan } from '../index/index.js';
 import type { DecidedVerdict, InputRecord, OutputMessage, PageBatchProcessor } from '../chunk/page-batch-processor.js';
@@ -134,8 +135,6 @@ interface PartitionState {
 
 /** Thrown when a chunk is given up (stopping, a rebalance, or replies that do not come): the partition's next lease joins it. */
 class ChunkAbandoned extends Error {}
-/** Thrown out of decideJoined when an answer must be asked for first. */
-const NEED = Symbol('need');
 
 const SESSION_TIMEOUT_MS = 6_000;
 /** A chunk waiting for replies during a rebalance gives way after this long (its partitions may be moving). */
@@ -543,12 +542,8 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
   }
 
   /**
-   * Round two for every page of a chunk at once: decideJoined, run again after each round trip
-   * with the answers got so far, until every page has its verdict. When a page needs a
-   * candidate confirmed, every candidate of it known and not asked yet is asked too, grouped
-   * by home: one record per home partition and round trip, so a page whose first candidates
-   * fail costs one round trip, not one per candidate. A request for more candidates after a
-   * cursor is one record per page and partition.
+   * Round two for every page of a chunk at once (round-two.ts): one record per home partition
+   * for the confirmations of a round trip, one per page and partition for more candidates.
    */
   async function roundTwo(
     p: number,
@@ -561,58 +556,18 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     payload: EachBatchPayload,
     lease: Lease<VerdictProducer>,
   ): Promise<(PartitionAnswer | null)[]> {
-    /** Per slot: the confirmations got, by candidate sequence, and the candidates known (asked or not). */
-    const confirmed = pages.map(() => new Map<number, string | null>());
-    const asked = pages.map(() => new Set<number>());
-    const known = joined.map((j) => [...j.unsettled]);
-    const more = new Map<string, MoreUnsettled>();
-    const best: (PartitionAnswer | null | undefined)[] = pages.map(() => undefined);
+    const round = new RoundTwo(joined, (c) => routing.tablePartition(0, c.hi, c.lo));
     for (let trip = 0; ; trip++) {
-      const confirms = new Map<number, Map<number, number[]>>();
-      const mores = new Map<string, LogRecord>();
-      pages.forEach((page, slot) => {
-        if (best[slot] !== undefined) return;
-        const j = joined[slot]!;
-        try {
-          // decideJoined moves the cursors of `open`: every run starts from the replies' own.
-          best[slot] = decideJoined(
-            { settled: j.settled, unsettled: j.unsettled, open: j.open.map((o) => ({ ...o })) },
-            (c) => {
-              const got = confirmed[slot]!;
-              if (got.has(c.sequence)) return got.get(c.sequence)!;
-              for (const k of [c, ...known[slot]!]) {
-                if (asked[slot]!.has(k.sequence)) continue;
-                asked[slot]!.add(k.sequence);
-                const home = routing.tablePartition(0, k.hi, k.lo);
-                let bySlot = confirms.get(home);
-                if (!bySlot) confirms.set(home, (bySlot = new Map()));
-                let list = bySlot.get(slot);
-                if (!list) bySlot.set(slot, (list = []));
-                list.push(k.sequence);
-              }
-              throw NEED;
-            },
-            (q, after) => {
-              const k = `m|${name}|${q}|${slot}|${after.sequence}`;
-              const got = more.get(k);
-              if (got) return got;
-              mores.set(k, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sent.get(q)!.get(slot)! }) });
-              throw NEED;
-            },
-          );
-        } catch (error) {
-          if (error !== NEED) throw error;
-        }
-      });
-      if (confirms.size === 0 && mores.size === 0) {
-        if (best.includes(undefined)) throw new DedupError('KAFKA', `chunk ${name}: round two needs an answer it has asked for already`);
-        return best as (PartitionAnswer | null)[];
-      }
-      const asks = new Map<string, LogRecord>(mores);
+      const step = round.step();
+      if (step.done) return step.best;
+      const asks = new Map<string, LogRecord>();
       const tripNo = trip & 0xffff;
-      for (const [home, bySlot] of confirms) {
+      for (const [home, bySlot] of step.asks.confirms) {
         const list = [...bySlot].map(([slot, sequences]) => ({ slot, sketch: pages[slot]!.sketch, sequences }));
         asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm({ chunk: key, indexPartition: home, trip: tripNo, asks: list }) });
+      }
+      for (const { slot, partition: q, after } of step.asks.mores) {
+        asks.set(`m|${name}|${q}|${slot}|${after.sequence}`, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sent.get(q)!.get(slot)! }) });
       }
       const keys = [...asks.keys()];
       traffic.roundTwoAsks += keys.length;
@@ -624,11 +579,10 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         keys.forEach((k, i) => {
           const value = answers[i]!;
           if (k.startsWith('c|')) {
-            for (const a of decodeConfirmed(value).answers) confirmed[a.slot]!.set(a.sequence, a.id);
+            for (const a of decodeConfirmed(value).answers) round.confirm(a.slot, a.sequence, a.id);
           } else {
             const r = decodeMoreReply(value);
-            more.set(k, { unsettled: r.unsettled, more: r.more });
-            known[r.slot]!.push(...r.unsettled);
+            round.moreAnswered(r.slot, r.indexPartition, r.afterSequence, { unsettled: r.unsettled, more: r.more });
           }
         });
       } catch (error) {
