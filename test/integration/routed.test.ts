@@ -23,6 +23,7 @@ import { createDecider, featureOptionsFromConfig, planFromConfig } from '../../s
 import { loadConfig } from '../../src/config.js';
 import { bandKey, CHAIN_LIMIT } from '../../src/dedup/sketch-bands.js';
 import { mulberry32 } from '../../src/mulberry32.js';
+import { chunkName, decodeEntries, decodeOrder, routedRecordKind } from '../../src/wire/routed-records.js';
 import { createTopics, deleteTopics, freePort, readCommitted, requireInfra, testKafka, uniqueName, waitFor, runTopics, type Infra, type ReadRecord } from '../support/infra.js';
 import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
 
@@ -116,6 +117,19 @@ async function checkAgainstOracle(infra: Infra, topics: Record<string, string>, 
   assert.equal(sequenceOf.size, expectedCount.size, 'every page id is in the id store once');
   const order = [...sequenceOf].sort((a, b) => a[1] - b[1]);
   assert.deepEqual(order.map(([, s]) => s), order.map((_, i) => i), 'the global sequence has no gap and no repeat');
+
+  // Durability: every decided page is in the logs that rebuild the index, its home entry in
+  // dedup.index under a chunk that dedup.order ordered.
+  const logs = await readCommitted(infra, [topics.DEDUP_INDEX_TOPIC!, topics.DEDUP_ORDER_TOPIC!], () => true, { timeoutMs: 60_000, settleMs: 2000 });
+  const orderedChunks = new Set(logs.filter((r) => r.topic === topics.DEDUP_ORDER_TOPIC).map((r) => chunkName(decodeOrder(r.value!).chunk)));
+  const inLogs = new Set<string>();
+  for (const r of logs) {
+    if (r.topic !== topics.DEDUP_INDEX_TOPIC || routedRecordKind(r.value!) !== 'entries') continue;
+    const entries = decodeEntries(r.value!);
+    if (!orderedChunks.has(chunkName(entries.chunk))) continue;
+    for (const { page } of entries.pages) if ((page.tables & 1) !== 0 && page.id !== null) inLogs.add(page.id);
+  }
+  assert.deepEqual([...sequenceOf.keys()].filter((id) => !inLogs.has(id)).slice(0, 10), [], 'every decided page is in dedup.index under an ordered chunk');
 
   const config = loadConfig({ ...env, DEDUP_INSTANCE_ID: 'oracle' });
   const byId = new Map<string, Page>();
