@@ -272,7 +272,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
   const held = () => holder?.held ?? [];
   const { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => held().reduce((n, s) => n + s.size, 0),
-    indexBytes: () => 0,
+    indexBytes: () => held().reduce((n, s) => n + s.index.byteLength + s.store.byteLength + (s.bands?.byteLength ?? 0), 0),
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
     indexTables: () => plan.tables.length,
     planCandidatesPerProbe: () => describePlan(plan, Math.max(1, held().reduce((n, s) => n + s.size, 0))).expectedCandidatesPerProbe,
