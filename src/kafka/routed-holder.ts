@@ -50,6 +50,7 @@ import {
   type OrderRecord,
 } from '../wire/routed-records.js';
 import type { LogAppender, LogRecord } from './log-appender.js';
+import { endOffsets } from './admin.js';
 
 export interface RoutedHolderOptions {
   readonly kafka: Kafka;
@@ -303,8 +304,10 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     if (fresh.length > 0) {
       traffic.takeovers++;
       await readCommitted();
+      // Ready once the new partitions have applied the order log as far as it is now.
+      const readyAt = Math.max(orderEnd, Number((await endOffsets(kafka, topics.order))['0'] ?? '0'));
       for (const q of fresh) {
-        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage), appliedNext: 0, readyAt: orderEnd, entries: new Map(), requests: [] });
+        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage), appliedNext: 0, readyAt, entries: new Map(), requests: [] });
         consumer.seek({ topic: topics.index, partition: q, offset: '0' });
       }
       // The order log again from its start: the new partitions apply it all, the others skip what they applied.
