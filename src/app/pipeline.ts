@@ -19,6 +19,10 @@
  *   topics → metrics server → codec + fingerprinting → internal log appender
  *   → answers tail → shard holder (sequence tail) → join the group, whose
  *   assignment names the shards to restore
+ * mode=routed (src/kafka/routed-owner.ts, src/kafka/routed-holder.ts):
+ *   topics → metrics server → codec + fingerprinting → log appender → index
+ *   holder (order and index tail) → replies tail → join the group, whose
+ *   assignment names the index partitions to replay
  */
 import { Registry } from 'prom-client';
 import type { DedupConfig } from '../config.js';
