@@ -43,12 +43,17 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('duplicateTopic', 'string', 'pages.duplicate', 'Output topic for duplicates, with what they duplicate.'),
   opt('deadLetterTopic', 'string', 'crawl.pages.dlq', 'Dead-letter topic for undecodable or invalid records, with the reason.'),
   opt('fingerprintsTopic', 'string', 'simhash.fingerprints', 'Compacted changelog of the index (recovery, replicas).'),
-  opt('mode', 'enum', 'single', 'single: one instance holds the whole index (the embedded default); sharded: instances with the same groupId share the input partitions and the index shards.', { values: ['single', 'sharded'] }),
+  opt('mode', 'enum', 'single', 'single: one instance holds the whole index (the embedded default); sharded: instances with the same groupId share the input partitions and the index shards; routed: they share the input partitions and the partitions of a routed index, each probe going only where it can match (docs/architecture.md).', { values: ['single', 'sharded', 'routed'] }),
   opt('shards', 'int', '12', 'Index shards in sharded mode: partitions of the changelog topic, spread over the instances (more shards than instances lets instances be added).', { min: 1, max: 4096 }),
-  opt('standbyReplicas', 'int', '0', 'Sharded mode: warm copies of each shard held by other instances (0 or 1), so a failover takes a shard over without restoring it.', { min: 0, max: 1 }),
-  opt('standbyTopic', 'string', 'dedup.standby', 'Sharded mode with standbyReplicas: an empty topic with one partition per shard, whose assignment names the standby copies.'),
+  opt('standbyReplicas', 'int', '0', 'Sharded mode: warm copies of each shard held by other instances (0 or 1), so a failover takes a shard over without restoring it. Routed mode: a warm copy of each index partition on another instance, which replies too (the first reply wins).', { min: 0, max: 1 }),
+  opt('standbyTopic', 'string', 'dedup.standby', 'Sharded and routed modes with standbyReplicas: an empty topic with one partition per shard (per index partition in routed mode), whose assignment names the standby copies.'),
   opt('sequenceTopic', 'string', 'dedup.sequence', 'Sharded mode: the one-partition log whose offsets order every page (the global decision order).'),
   opt('answersTopic', 'string', 'dedup.answers', 'Sharded mode: the one-partition log of the shards\u2019 answers and watermarks.'),
+  opt('indexPartitions', 'int', '64', 'Routed mode: partitions of the index topic, the unit of index ownership; fixed when the topic is created (routing depends on it).', { min: 1, max: 4096 }),
+  opt('indexTopic', 'string', 'dedup.index', 'Routed mode: the index topic, one record per chunk and touched partition (the pages routed there); with the order log it rebuilds the index.'),
+  opt('orderTopic', 'string', 'dedup.order', 'Routed mode: the one-partition log with one record per chunk, whose offsets order every chunk (the global decision order).'),
+  opt('repliesTopic', 'string', 'dedup.replies', 'Routed mode: the index partitions\u2019 replies, as many partitions as the input (a reply lands where its chunk\u2019s owner reads).'),
+  opt('idsTopic', 'string', 'dedup.ids', 'Routed mode: the compacted id store of each input partition (page id to its verdict), written in the verdict transaction.'),
   opt('createTopics', 'boolean', 'true', 'Create missing topics at start-up (changelog compacted).'),
   opt('topicPartitions', 'int', '3', 'Partitions for topics created at start-up.', { min: 1, max: 10000 }),
   opt('replicationFactor', 'int', '1', 'Replication factor for topics created at start-up.', { min: 1, max: 16 }),
@@ -98,12 +103,17 @@ export interface DedupConfig {
   readonly duplicateTopic: string;
   readonly deadLetterTopic: string;
   readonly fingerprintsTopic: string;
-  readonly mode: 'single' | 'sharded';
+  readonly mode: 'single' | 'sharded' | 'routed';
   readonly shards: number;
   readonly standbyReplicas: number;
   readonly standbyTopic: string;
   readonly sequenceTopic: string;
   readonly answersTopic: string;
+  readonly indexPartitions: number;
+  readonly indexTopic: string;
+  readonly orderTopic: string;
+  readonly repliesTopic: string;
+  readonly idsTopic: string;
   readonly createTopics: boolean;
   readonly topicPartitions: number;
   readonly replicationFactor: number;
@@ -247,7 +257,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
 
   // Cross-field rules.
-  const topics = ['pagesTopic', 'novelTopic', 'duplicateTopic', 'deadLetterTopic', 'fingerprintsTopic', 'sequenceTopic', 'answersTopic', 'standbyTopic'] as const;
+  const topics = ['pagesTopic', 'novelTopic', 'duplicateTopic', 'deadLetterTopic', 'fingerprintsTopic', 'sequenceTopic', 'answersTopic', 'standbyTopic', 'indexTopic', 'orderTopic', 'repliesTopic', 'idsTopic'] as const;
   const seen = new Map<string, string>();
   for (const t of topics) {
     const name = out[t] as string;
@@ -286,6 +296,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
   if (out.kafkaSaslMechanism !== 'none' && (!out.kafkaSaslUsername || !out.kafkaSaslPassword)) {
     problems.push('kafkaSaslMechanism needs kafkaSaslUsername and kafkaSaslPassword');
+  }
+  if (out.mode === 'routed' && ((out.maxAgeSeconds as number) > 0 || (out.maxFingerprints as number) > 0)) {
+    problems.push('maxAgeSeconds and maxFingerprints are not supported with mode=routed yet: its index partitions keep every page');
   }
   if (out.mode === 'sharded' && (out.maxAgeSeconds as number) > 0) {
     problems.push('maxAgeSeconds is not supported with mode=sharded: eviction by clock would make two holders of a shard disagree; use maxFingerprints (a window of the sequence)');

@@ -144,7 +144,7 @@ function routedRun(pages: Page[]) {
       });
       const records = new Map<number, Buffer>();
       for (const [q, list] of byPartition) records.set(q, encodeEntries({ chunk: key, pages: list }));
-      const order = encodeOrder({ chunk: key, pages: chunk.length, touched: [...byPartition.keys()], partitions: PARTITIONS });
+      const order = encodeOrder({ chunk: key, pages: chunk.length, span: chunk.length, touched: [...byPartition.keys()], partitions: PARTITIONS });
       ownerMs += performance.now() - t;
       orderBytes += order.length + RECORD_OVERHEAD;
       orderRecords++;
@@ -162,7 +162,7 @@ function routedRun(pages: Page[]) {
           const reply = parts[q]!.apply(page, base + slot);
           if (reply.settled !== null || reply.unsettled.length > 0) out.push({ slot, reply });
         }
-        const encoded = encodeReply({ chunk: key, indexPartition: q, replies: out });
+        const encoded = encodeReply({ chunk: key, indexPartition: q, base, replies: out });
         partMs[q]! += performance.now() - t;
         replies.set(q, encoded);
         partBytesIn[q]! += value.length + RECORD_OVERHEAD;
@@ -192,7 +192,7 @@ function routedRun(pages: Page[]) {
           const request = encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sentTo.get(q)![slot]! });
           const asked = decodeMore(request);
           const got = parts[q]!.more(asked.page, asked.sequence, asked.after);
-          const reply = encodeReply({ chunk: key, indexPartition: q, replies: [{ slot, reply: { settled: null, unsettled: got.unsettled, more: got.more } }] });
+          const reply = encodeReply({ chunk: key, indexPartition: q, base, replies: [{ slot, reply: { settled: null, unsettled: got.unsettled, more: got.more } }] });
           homeMs += performance.now() - h;
           moreBytes += request.length + reply.length + RECORD_OVERHEAD * 2;
           moreAsked++;

@@ -19,6 +19,10 @@
  *   topics → metrics server → codec + fingerprinting → internal log appender
  *   → answers tail → shard holder (sequence tail) → join the group, whose
  *   assignment names the shards to restore
+ * mode=routed (src/kafka/routed-owner.ts, src/kafka/routed-holder.ts):
+ *   topics → metrics server → codec + fingerprinting → log appender → index
+ *   holder (order and index tail) → replies tail → join the group, whose
+ *   assignment names the index partitions to replay
  */
 import { Registry } from 'prom-client';
 import type { DedupConfig } from '../config.js';
@@ -27,7 +31,7 @@ import { availableParallelism } from 'node:os';
 import { createFingerprinter } from '../fingerprint/index.js';
 import { createPreparePool, type PreparePool } from '../chunk/prepare-pool.js';
 import { describePlan } from '../index/index.js';
-import { createDecider, featureOptionsFromConfig, fingerprintVersionOf, planFromConfig, samePlan } from '../dedup/create-decider.js';
+import { createDecider, featureOptionsFromConfig, fingerprintVersionOf, planFromConfig, samePlan, secondStageFromConfig } from '../dedup/create-decider.js';
 import type { Decider } from '../dedup/decider.js';
 import { createMetrics, type MetricsState } from '../metrics/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/metrics-server.js';
@@ -43,10 +47,13 @@ import { createShardHolder, type ShardHolder } from '../consumers/sequence.consu
 import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';
 import type { ShardState } from '../dedup/shard-state.js';
 import { createKafka, ensureTopics } from '../kafka/client.js';
+import { createRoutedHolder, type RoutedHolder } from '../kafka/routed-holder.js';
+import { createRoutedOwner, type RoutedOwner } from '../kafka/routed-owner.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
 import { filePageTier } from '../storage/file-blob-store.js';
 import { join as joinPath } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 /**
  * The named fields of the config and no others: below start-up each
@@ -181,6 +188,7 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
 export async function startPipeline(config: DedupConfig, logger: Logger, registry: Registry = new Registry()): Promise<Pipeline> {
   const closers = new Closers(logger);
   try {
+    if (config.mode === 'routed') return await startRouted(config, logger, registry, closers);
     return config.mode === 'sharded' ? await startSharded(config, logger, registry, closers) : await startSingle(config, logger, registry, closers);
   } catch (error) {
     await closers.closeAll();
@@ -253,6 +261,95 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
       stopping ??= (async () => {
         logger.info('stopping: finishing the chunk in flight');
         await closers.closeAll();
+        logger.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function startRouted(config: DedupConfig, logger: Logger, registry: Registry, closers: Closers): Promise<Pipeline> {
+  const plan = planFromConfig(config);
+  let holder: RoutedHolder | null = null;
+  let owner: RoutedOwner | null = null;
+  const ready = (): boolean => owner?.ready ?? false;
+  const held = () => holder?.held ?? [];
+  const { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
+    indexFingerprints: () => held().reduce((n, s) => n + s.size, 0),
+    indexBytes: () => held().reduce((n, s) => n + s.index.byteLength + s.store.byteLength + (s.bands?.byteLength ?? 0), 0),
+    indexMemoryLimitBytes: () => config.memoryBudgetBytes,
+    indexTables: () => plan.tables.length,
+    planCandidatesPerProbe: () => describePlan(plan, Math.max(1, held().reduce((n, s) => n + s.size, 0))).expectedCandidatesPerProbe,
+    shardSizes: () => held().map((s) => [s.partition, s.size] as [number, number]),
+  });
+  let fail!: (error: unknown) => void;
+  const failed = new Promise<unknown>((resolve) => (fail = resolve));
+  const appender = createLogAppender(kafka);
+  await appender.connect();
+  closers.push('log appender', () => appender.disconnect());
+  const topics = { pages: config.pagesTopic, index: config.indexTopic, order: config.orderTopic, replies: config.repliesTopic, ids: config.idsTopic };
+  const secondStage = secondStageFromConfig(config);
+  holder = createRoutedHolder({ kafka, topics, groupId: config.groupId, instanceId: config.instanceId, plan, k: config.k, secondStage, appender, metrics, logger, onFatal: (error) => fail(error) });
+  await holder.start();
+  closers.push('index holder', () => holder!.stop());
+  const processor = createPageBatchProcessor({
+    topics: processorTopics(config),
+    codec,
+    fingerprinter,
+    preparePool,
+    decider: null,
+    metrics,
+    maxDeadLetterBytes: config.maxPageBytes * 2,
+    maxRecordBytes,
+    fingerprintVersion: version,
+  });
+  owner = createRoutedOwner({
+    kafka,
+    topics,
+    standbyTopic: config.standbyReplicas > 0 ? config.standbyTopic : null,
+    groupId: config.groupId,
+    instanceId: config.instanceId,
+    maxBatchRecords: config.maxBatchRecords,
+    indexPartitions: config.indexPartitions,
+    plan,
+    secondStage,
+    processor,
+    appender,
+    holder,
+    metrics,
+    logger,
+    maxRecordBytes,
+    onFatal: (error) => fail(error),
+  });
+  await owner.start();
+  closers.push('consumer', () => owner!.stop());
+  logger.info('routed pipeline started', { indexPartitions: config.indexPartitions, plan: { k: plan.k, blocks: plan.blockWidths, tables: plan.tables.length } });
+  // Main-thread time from here on (fingerprinting runs on the worker threads): the coordination bench reads it from the stop line.
+  const loopBefore = performance.eventLoopUtilization();
+  let stopping: Promise<void> | null = null;
+  return {
+    metricsPort: server?.port ?? 0,
+    failed,
+    stop() {
+      stopping ??= (async () => {
+        logger.info('stopping: finishing the chunk in flight');
+        const loop = performance.eventLoopUtilization(loopBefore);
+        await closers.closeAll();
+        const o = owner!.traffic();
+        const h = holder!.traffic();
+        logger.info('routed traffic', {
+          assignments: o.takeovers,
+          indexReplays: h.takeovers,
+          committedRecords: o.committedRecords,
+          chunks: o.chunks,
+          roundTwoAsks: o.roundTwoAsks,
+          roundTrips: o.roundTrips,
+          readBytes: o.readBytes + h.readBytes,
+          readRecords: o.readRecords + h.readRecords,
+          writtenBytes: o.writtenBytes + h.writtenBytes,
+          writtenRecords: o.writtenRecords + h.writtenRecords,
+          mainThreadBusyMs: Math.round(loop.active),
+        });
         logger.info('stopped');
       })();
       return stopping;

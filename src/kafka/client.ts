@@ -39,7 +39,7 @@ export interface KafkaClientOptions {
 
 /** The product's topics and how to create them; the sharded ones only count in mode 'sharded'. */
 export interface TopicLayout {
-  readonly mode: 'single' | 'sharded';
+  readonly mode: 'single' | 'sharded' | 'routed';
   readonly pagesTopic: string;
   readonly novelTopic: string;
   readonly duplicateTopic: string;
@@ -48,6 +48,11 @@ export interface TopicLayout {
   readonly sequenceTopic: string;
   readonly answersTopic: string;
   readonly standbyTopic: string;
+  readonly indexTopic: string;
+  readonly orderTopic: string;
+  readonly repliesTopic: string;
+  readonly idsTopic: string;
+  readonly indexPartitions: number;
   readonly shards: number;
   readonly standbyReplicas: number;
   readonly topicPartitions: number;
@@ -128,6 +133,27 @@ export async function ensureTopics(kafka: Kafka, config: TopicLayout, logger: Lo
           ]
         : []),
     ].filter((t) => !existing.has(t.topic));
+    if (config.mode === 'routed') {
+      // The routed index's logs are its state (with the order log they rebuild every index
+      // partition), so they are kept, not expired. Replies and the id store are co-partitioned
+      // with the input, whatever partition count the input topic was created with.
+      const inputPartitions = existing.has(config.pagesTopic)
+        ? ((await admin.fetchTopicMetadata({ topics: [config.pagesTopic] })).topics[0]?.partitions.length ?? config.topicPartitions)
+        : config.topicPartitions;
+      const kept = [
+        { name: 'max.message.bytes', value: String(8 * 1024 * 1024) },
+        { name: 'retention.ms', value: '-1' },
+      ];
+      wanted.push(
+        ...[
+          { topic: config.indexTopic, partitions: config.indexPartitions, configEntries: kept },
+          { topic: config.orderTopic, partitions: 1, configEntries: kept },
+          { topic: config.repliesTopic, partitions: inputPartitions, configEntries: internal },
+          { topic: config.idsTopic, partitions: inputPartitions, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'max.message.bytes', value: String(8 * 1024 * 1024) }] },
+          ...(config.standbyReplicas > 0 ? [{ topic: config.standbyTopic, partitions: config.indexPartitions, configEntries: [] as { name: string; value: string }[] }] : []),
+        ].filter((t) => !existing.has(t.topic)),
+      );
+    }
     if (wanted.length > 0) {
     await admin.createTopics({
       waitForLeaders: true,
@@ -141,6 +167,7 @@ export async function ensureTopics(kafka: Kafka, config: TopicLayout, logger: Lo
     logger.info('created topics', { topics: wanted.map((t) => t.topic) });
     }
     if (sharded) await checkShardTopics(admin, config);
+    if (config.mode === 'routed') await checkRoutedTopics(admin, config);
   } catch (error) {
     if (error instanceof DedupError) throw error;
     throw new DedupError('KAFKA', `creating topics failed: ${(error as Error).message}`, { cause: error, retriable: true });
@@ -163,6 +190,25 @@ async function checkShardTopics(admin: Admin, config: TopicLayout): Promise<void
   }
   for (const topic of [config.sequenceTopic, config.answersTopic]) {
     if (partitions.get(topic) !== 1) problems.push(`${topic} has ${partitions.get(topic)} partitions; it must have exactly 1 (its offsets are the global order)`);
+  }
+  if (problems.length > 0) throw new DedupError('CONFIG_INVALID', problems.join('; '));
+}
+
+/** Routed mode: the index topic's partitions are the routing's, the order log has one, replies and ids follow the input. */
+async function checkRoutedTopics(admin: Admin, config: TopicLayout): Promise<void> {
+  const names = [config.pagesTopic, config.indexTopic, config.orderTopic, config.repliesTopic, config.idsTopic, ...(config.standbyReplicas > 0 ? [config.standbyTopic] : [])];
+  const { topics } = await admin.fetchTopicMetadata({ topics: names });
+  const partitions = new Map(topics.map((t) => [t.name, t.partitions.length]));
+  const problems: string[] = [];
+  if (partitions.get(config.indexTopic) !== config.indexPartitions) {
+    problems.push(`${config.indexTopic} has ${partitions.get(config.indexTopic)} partitions but indexPartitions=${config.indexPartitions}: routing depends on it`);
+  }
+  if (config.standbyReplicas > 0 && partitions.get(config.standbyTopic) !== config.indexPartitions) {
+    problems.push(`${config.standbyTopic} has ${partitions.get(config.standbyTopic)} partitions but indexPartitions=${config.indexPartitions}: its partitions name the standby copies`);
+  }
+  if (partitions.get(config.orderTopic) !== 1) problems.push(`${config.orderTopic} has ${partitions.get(config.orderTopic)} partitions; it must have exactly 1 (its offsets are the global order)`);
+  for (const topic of [config.repliesTopic, config.idsTopic]) {
+    if (partitions.get(topic) !== partitions.get(config.pagesTopic)) problems.push(`${topic} has ${partitions.get(topic)} partitions but ${config.pagesTopic} has ${partitions.get(config.pagesTopic)}: they must match (co-partitioned)`);
   }
   if (problems.length > 0) throw new DedupError('CONFIG_INVALID', problems.join('; '));
 }

@@ -20,6 +20,9 @@ const ENTRIES = 1;
 const ORDER = 2;
 const REPLY = 3;
 const MORE = 4;
+const CONFIRM = 5;
+const CONFIRMED = 6;
+const MORE_REPLY = 7;
 const TAIL_BYTES = SKETCH_BINS - MINHASH_BINS;
 
 /** A chunk: the input partition, its first input offset, and the attempt (a chunk decided again after a crash is another attempt). */
@@ -44,6 +47,13 @@ export interface OrderRecord {
   readonly chunk: ChunkKey;
   /** Pages of the chunk that went to the index (re-sent ids did not). */
   readonly pages: number;
+  /**
+   * Input offsets the chunk covers, from its first: its records are those at offsets
+   * firstOffset .. firstOffset + span - 1. A holder skips an order record of an input
+   * partition that starts inside a chunk it already applied (a writer fenced too late);
+   * the partition's next owner finds the chunks it must join by it.
+   */
+  readonly span: number;
   /** The index partitions the chunk touched, of `partitions`. */
   readonly touched: readonly number[];
   readonly partitions: number;
@@ -66,6 +76,8 @@ export interface MoreRecord {
 export interface ReplyRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
+  /** The global sequence of the chunk's slot 0: slot s was decided at base + s. */
+  readonly base: number;
   /** Replies by slot; slots with neither a settled answer nor an unsettled candidate are left out. */
   readonly replies: readonly { slot: number; reply: PartitionReply }[];
 }
@@ -333,6 +345,7 @@ export function encodeOrder(record: OrderRecord): Buffer {
   w.u8(ORDER);
   writeChunk(w, record.chunk);
   w.u16(record.pages);
+  w.u32(record.span);
   w.u16(record.partitions);
   const bitmap = new Uint8Array(Math.ceil(record.partitions / 8));
   for (const q of record.touched) {
@@ -348,12 +361,13 @@ export function decodeOrder(value: Uint8Array): OrderRecord {
   header(r, ORDER);
   const chunk = readChunk(r);
   const pages = r.u16();
+  const span = r.u32();
   const partitions = r.u16();
   const bitmap = r.bytes(Math.ceil(partitions / 8));
   r.end();
   const touched: number[] = [];
   for (let q = 0; q < partitions; q++) if (bitmap[q >>> 3]! & (1 << (q & 7))) touched.push(q);
-  return { chunk, pages, touched, partitions };
+  return { chunk, pages, span, touched, partitions };
 }
 
 function writeAnswer(w: Writer, a: PartitionAnswer): void {
@@ -383,6 +397,7 @@ export function encodeReply(record: ReplyRecord): Buffer {
   w.u8(REPLY);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
+  w.u48(record.base);
   w.u16(record.replies.length);
   for (const { slot, reply } of record.replies) {
     w.u16(slot);
@@ -400,6 +415,7 @@ export function decodeReply(value: Uint8Array): ReplyRecord {
   header(r, REPLY);
   const chunk = readChunk(r);
   const indexPartition = r.u16();
+  const base = r.u48();
   const count = r.u16();
   const replies: { slot: number; reply: PartitionReply }[] = [];
   for (let i = 0; i < count; i++) {
@@ -411,5 +427,155 @@ export function decodeReply(value: Uint8Array): ReplyRecord {
     replies.push({ slot, reply: { settled, unsettled, more: (flags & REPLY_MORE) !== 0 } });
   }
   r.end();
-  return { chunk, indexPartition, replies };
+  return { chunk, indexPartition, base, replies };
+}
+
+/**
+ * Round two's request to one home partition, for one chunk and one round trip: for each page
+ * (slot), its whole sketch and the candidates held there (by sequence) whose sketches must agree
+ * with it (IndexPartition.confirm). The answer is a ConfirmedRecord of the same trip.
+ */
+export interface ConfirmRecord {
+  readonly chunk: ChunkKey;
+  readonly indexPartition: number;
+  /** The owner's round trip of this chunk: the answer carries it back. */
+  readonly trip: number;
+  readonly asks: readonly { readonly slot: number; readonly sketch: Uint8Array | null; readonly sequences: readonly number[] }[];
+}
+
+/** The home's answers to a ConfirmRecord: per candidate, its id when the sketches agree, else null. */
+export interface ConfirmedRecord {
+  readonly chunk: ChunkKey;
+  readonly indexPartition: number;
+  readonly trip: number;
+  readonly answers: readonly { readonly slot: number; readonly sequence: number; readonly id: string | null }[];
+}
+
+/** A partition's answer to a MoreRecord: the next unsettled candidates after the cursor `afterSequence`. */
+export interface MoreReplyRecord {
+  readonly chunk: ChunkKey;
+  readonly indexPartition: number;
+  readonly slot: number;
+  readonly afterSequence: number;
+  readonly unsettled: readonly PartitionAnswer[];
+  readonly more: boolean;
+}
+
+export function encodeConfirm(record: ConfirmRecord): Buffer {
+  let expected = 32;
+  for (const a of record.asks) expected += 8 + SKETCH_BINS + 6 * a.sequences.length;
+  const w = new Writer(expected);
+  w.u8(VERSION);
+  w.u8(CONFIRM);
+  writeChunk(w, record.chunk);
+  w.u16(record.indexPartition);
+  w.u16(record.trip);
+  w.u16(record.asks.length);
+  for (const a of record.asks) {
+    w.u16(a.slot);
+    w.u8(a.sketch === null ? 0 : 1);
+    if (a.sketch !== null) w.bytes(a.sketch, 0, SKETCH_BINS);
+    w.u16(a.sequences.length);
+    for (const q of a.sequences) w.u48(q);
+  }
+  return w.done();
+}
+
+export function decodeConfirm(value: Uint8Array): ConfirmRecord {
+  const r = new Reader(value);
+  header(r, CONFIRM);
+  const chunk = readChunk(r);
+  const indexPartition = r.u16();
+  const trip = r.u16();
+  const asks: { slot: number; sketch: Uint8Array | null; sequences: number[] }[] = [];
+  for (let n = r.u16(); n > 0; n--) {
+    const slot = r.u16();
+    const sketch = r.u8() === 1 ? r.bytes(SKETCH_BINS) : null;
+    const sequences: number[] = [];
+    for (let m = r.u16(); m > 0; m--) sequences.push(r.u48());
+    asks.push({ slot, sketch, sequences });
+  }
+  r.end();
+  return { chunk, indexPartition, trip, asks };
+}
+
+export function encodeConfirmed(record: ConfirmedRecord): Buffer {
+  let expected = 32;
+  for (const a of record.answers) expected += 12 + (a.id === null ? 0 : 3 * a.id.length);
+  const w = new Writer(expected);
+  w.u8(VERSION);
+  w.u8(CONFIRMED);
+  writeChunk(w, record.chunk);
+  w.u16(record.indexPartition);
+  w.u16(record.trip);
+  w.u32(record.answers.length);
+  for (const a of record.answers) {
+    w.u16(a.slot);
+    w.u48(a.sequence);
+    w.u8(a.id === null ? 0 : 1);
+    if (a.id !== null) w.text(a.id);
+  }
+  return w.done();
+}
+
+export function decodeConfirmed(value: Uint8Array): ConfirmedRecord {
+  const r = new Reader(value);
+  header(r, CONFIRMED);
+  const chunk = readChunk(r);
+  const indexPartition = r.u16();
+  const trip = r.u16();
+  const answers: { slot: number; sequence: number; id: string | null }[] = [];
+  for (let n = r.u32(); n > 0; n--) {
+    const slot = r.u16();
+    const sequence = r.u48();
+    const id = r.u8() === 1 ? r.text() : null;
+    answers.push({ slot, sequence, id });
+  }
+  r.end();
+  return { chunk, indexPartition, trip, answers };
+}
+
+export function encodeMoreReply(record: MoreReplyRecord): Buffer {
+  const w = new Writer(40 + 40 * record.unsettled.length);
+  w.u8(VERSION);
+  w.u8(MORE_REPLY);
+  writeChunk(w, record.chunk);
+  w.u16(record.indexPartition);
+  w.u16(record.slot);
+  w.u48(record.afterSequence);
+  w.u8(record.more ? 1 : 0);
+  if (record.unsettled.length > 0xff) throw new RangeError(`${record.unsettled.length} unsettled candidates in one reply (at most 255)`);
+  w.u8(record.unsettled.length);
+  for (const c of record.unsettled) writeAnswer(w, c);
+  return w.done();
+}
+
+export function decodeMoreReply(value: Uint8Array): MoreReplyRecord {
+  const r = new Reader(value);
+  header(r, MORE_REPLY);
+  const chunk = readChunk(r);
+  const indexPartition = r.u16();
+  const slot = r.u16();
+  const afterSequence = r.u48();
+  const more = r.u8() === 1;
+  const unsettled: PartitionAnswer[] = [];
+  for (let n = r.u8(); n > 0; n--) unsettled.push(readAnswer(r));
+  r.end();
+  return { chunk, indexPartition, slot, afterSequence, unsettled, more };
+}
+
+/** The kinds of routed record, by their type byte (what a reader of a mixed log dispatches on). */
+export type RoutedRecordKind = 'entries' | 'order' | 'reply' | 'more' | 'confirm' | 'confirmed' | 'more-reply';
+
+const KINDS: Record<number, RoutedRecordKind> = { [ENTRIES]: 'entries', [ORDER]: 'order', [REPLY]: 'reply', [MORE]: 'more', [CONFIRM]: 'confirm', [CONFIRMED]: 'confirmed', [MORE_REPLY]: 'more-reply' };
+
+/** The kind of a routed record, read from its header. */
+export function routedRecordKind(value: Uint8Array): RoutedRecordKind {
+  if (value.length < 2 || value[0] !== VERSION || KINDS[value[1]!] === undefined) throw new DedupError('KAFKA', `not a routed record of version ${VERSION} (${value.length} bytes, header ${value[0]} ${value[1]})`);
+  return KINDS[value[1]!]!;
+}
+
+/** A chunk's key as text: the key of its records, and how waiters and buffers name it. */
+export function chunkName(chunk: ChunkKey): string {
+  return `${chunk.inputPartition}:${chunk.firstOffset}:${chunk.attempt}`;
 }

@@ -41,6 +41,18 @@ test('a plan with no more blocks than k is refused', () => {
   assert.throws(() => loadConfig({}, ['--k=4', '--table-plan=16,16,16,16']), /cannot answer k=4/);
 });
 
+test('routed mode loads with its topics, and refuses what it does not do yet (a window)', () => {
+  const config = loadConfig({ DEDUP_MODE: 'routed', DEDUP_INDEX_PARTITIONS: '16' });
+  assert.equal(config.mode, 'routed');
+  assert.equal(config.indexPartitions, 16);
+  assert.deepEqual([config.indexTopic, config.orderTopic, config.repliesTopic, config.idsTopic], ['dedup.index', 'dedup.order', 'dedup.replies', 'dedup.ids']);
+  assert.equal(loadConfig({ DEDUP_MODE: 'routed', DEDUP_STANDBY_REPLICAS: '1' }).standbyReplicas, 1);
+  assert.throws(() => loadConfig({ DEDUP_MODE: 'routed', DEDUP_MAX_FINGERPRINTS: '1000' }), /not supported with mode=routed/);
+  assert.throws(() => loadConfig({ DEDUP_MODE: 'routed', DEDUP_ORDER_TOPIC: 'crawl.pages' }), /must be distinct/);
+  // The same setting in sharded mode is fine: the refusal is routed mode's own.
+  assert.equal(loadConfig({ DEDUP_MODE: 'sharded', DEDUP_MAX_FINGERPRINTS: '1000' }).maxFingerprints, 1000);
+});
+
 test('every option has an env var, a flag and a description, all unique', () => {
   const envs = new Set(CONFIG_OPTIONS.map((o) => o.env));
   const flags = new Set(CONFIG_OPTIONS.map((o) => o.flag));

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeEntries, decodeMore, decodeOrder, decodeReply, encodeEntries, encodeMore, encodeOrder, encodeReply, type ChunkKey } from '../../../src/wire/routed-records.js';
+import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeMore, encodeMoreReply, encodeOrder, encodeReply, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
 import { sketchTail, type PartitionAnswer } from '../../../src/dedup/index-partition.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { DedupError } from '../../../src/errors.js';
@@ -56,9 +56,9 @@ test('entries read back as written: ids, whole sketches at the home, tails elsew
 
 test('order records read back with the partitions they touched', () => {
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 1, max: 4096 }).chain((q) => fc.tuple(fc.constant(q), fc.uniqueArray(fc.integer({ min: 0, max: q - 1 }), { maxLength: 64 }))), (key, pages, [partitions, touched]) => {
-      const back = decodeOrder(encodeOrder({ chunk: key, pages, touched, partitions }));
-      assert.deepEqual(back, { chunk: key, pages, touched: [...touched].sort((a, b) => a - b), partitions });
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 1, max: 4096 }).chain((q) => fc.tuple(fc.constant(q), fc.uniqueArray(fc.integer({ min: 0, max: q - 1 }), { maxLength: 64 }))), (key, pages, span, [partitions, touched]) => {
+      const back = decodeOrder(encodeOrder({ chunk: key, pages, span, touched, partitions }));
+      assert.deepEqual(back, { chunk: key, pages, span, touched: [...touched].sort((a, b) => a - b), partitions });
     }),
     { numRuns: 300 },
   );
@@ -66,8 +66,8 @@ test('order records read back with the partitions they touched', () => {
 
 test('replies read back with their settled and unsettled answers', () => {
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot: fc.integer({ min: 0, max: 0xffff }), reply: rec({ settled: fc.option(answer), unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() }) }), { maxLength: 30 }), (key, indexPartition, replies) => {
-      assert.deepEqual(decodeReply(encodeReply({ chunk: key, indexPartition, replies })), { chunk: key, indexPartition, replies });
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.array(rec({ slot: fc.integer({ min: 0, max: 0xffff }), reply: rec({ settled: fc.option(answer), unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() }) }), { maxLength: 30 }), (key, indexPartition, base, replies) => {
+      assert.deepEqual(decodeReply(encodeReply({ chunk: key, indexPartition, base, replies })), { chunk: key, indexPartition, base, replies });
     }),
     { numRuns: 300 },
   );
@@ -88,7 +88,7 @@ test('requests for more unsettled candidates read back as written', () => {
 
 test('a record cut short, with bytes left over, or of another version or type is refused', () => {
   const key: ChunkKey = { inputPartition: 3, firstOffset: 12345n, attempt: 1 };
-  const order = encodeOrder({ chunk: key, pages: 7, touched: [0, 5], partitions: 16 });
+  const order = encodeOrder({ chunk: key, pages: 7, span: 9, touched: [0, 5], partitions: 16 });
   for (let cut = 0; cut < order.length; cut++) assert.throws(() => decodeOrder(order.subarray(0, cut)), DedupError);
   assert.throws(() => decodeOrder(Buffer.concat([order, Buffer.from([0])])), DedupError);
   const otherVersion = Buffer.from(order);
@@ -97,4 +97,27 @@ test('a record cut short, with bytes left over, or of another version or type is
   assert.throws(() => decodeReply(order), /type 2 where type 3/);
   const entries = encodeEntries({ chunk: key, pages: [{ slot: 0, page: { id: 'p1', hi: 1, lo: 2, short: false, fetchedAt: 0, sketch: null, tables: 1, bandKeys: [9] } }] });
   for (let cut = 0; cut < entries.length; cut++) assert.throws(() => decodeEntries(entries.subarray(0, cut)), DedupError);
+});
+
+test('round two\u2019s confirmations and their answers, and answers for more candidates, read back as written; every record names its kind', () => {
+  const sketch = fc.option(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }));
+  const seq = fc.integer({ min: 0, max: 2 ** 48 - 1 });
+  const slot = fc.integer({ min: 0, max: 0xffff });
+  fc.assert(
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(rec({ slot, sequence: seq, id: fc.option(fc.string({ maxLength: 60 })) }), { maxLength: 20 }), seq, fc.array(answer, { maxLength: 8 }), fc.boolean(), (key, indexPartition, trip, asks, answers, sequence, unsettled, more) => {
+      const confirm = encodeConfirm({ chunk: key, indexPartition, trip, asks });
+      const back = decodeConfirm(confirm);
+      const plain = (a: readonly { slot: number; sketch: Uint8Array | null; sequences: readonly number[] }[]) => a.map((x) => ({ ...x, sketch: x.sketch === null ? null : [...x.sketch] }));
+      assert.deepEqual({ ...back, asks: plain(back.asks) }, { chunk: key, indexPartition, trip, asks: plain(asks) });
+      const confirmed = encodeConfirmed({ chunk: key, indexPartition, trip, answers });
+      assert.deepEqual(decodeConfirmed(confirmed), { chunk: key, indexPartition, trip, answers });
+      const moreReply = encodeMoreReply({ chunk: key, indexPartition, slot: trip, afterSequence: sequence, unsettled, more });
+      assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, slot: trip, afterSequence: sequence, unsettled, more });
+      assert.deepEqual([confirm, confirmed, moreReply].map(routedRecordKind), ['confirm', 'confirmed', 'more-reply']);
+      assert.throws(() => decodeConfirmed(confirm), /type 5 where type 6/);
+      assert.match(chunkName(key), /^\d+:\d+:\d+$/);
+    }),
+    { numRuns: 300 },
+  );
+  assert.throws(() => routedRecordKind(Buffer.from([1, 99])), DedupError);
 });

@@ -1,0 +1,179 @@
+/**
+ * Routed mode's coordination cost on the real broker, with 1, 2 and 3
+ * instances on the same input: the bytes written to and read from the routed
+ * topics (dedup.index, dedup.order, dedup.replies, dedup.ids; not the input or
+ * the verdict outputs) per page, and the main thread's busy time per page
+ * (fingerprinting and decoding run on the worker threads, so this is the
+ * coordination and the Kafka clients, plus encoding the verdicts).
+ *
+ * Each case: fresh topics and group, the instances started and ready, then
+ * the pages sent at once; timed from the first send to the last input offset
+ * committed. The instances then stop, and each logs its routed traffic
+ * (keys and values read and written, records, main-thread busy time:
+ * src/app/pipeline.ts). Record overhead is counted at 80 B a record (the
+ * figure bench/scale/model.ts uses), and writes once more per extra replica.
+ *
+ *   source /work/infra-shared/env   # or any broker and registry
+ *   node dist/bench/scale/coordination.js [pages=3000] [instances=1,2,3]
+ *
+ * Writes the "coordination" key of bench/results/scale.json, keeping the others.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoPages } from '../../src/producers/demo-pages.js';
+import { processCpu } from './group.js';
+import { CLI, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
+
+const RECORD_OVERHEAD = 80;
+const PARTITIONS = 6;
+const INDEX_PARTITIONS = 16;
+const REPLICATION = 1;
+
+interface Traffic { assignments: number; indexReplays: number; chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
+
+async function runCase(instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, number>> {
+  const stack = stackFromEnv();
+  const kafka = benchKafka(stack);
+  const run = `coord-${instances}-${Date.now().toString(36)}`;
+  const topics = {
+    DEDUP_PAGES_TOPIC: `${run}.pages`,
+    DEDUP_NOVEL_TOPIC: `${run}.novel`,
+    DEDUP_DUPLICATE_TOPIC: `${run}.duplicate`,
+    DEDUP_DEAD_LETTER_TOPIC: `${run}.dlq`,
+    DEDUP_FINGERPRINTS_TOPIC: `${run}.fingerprints`,
+    DEDUP_INDEX_TOPIC: `${run}.index`,
+    DEDUP_ORDER_TOPIC: `${run}.order`,
+    DEDUP_REPLIES_TOPIC: `${run}.replies`,
+    DEDUP_IDS_TOPIC: `${run}.ids`,
+  };
+  const admin = kafka.admin();
+  await admin.connect();
+  const createPages = (a: typeof admin) =>
+    a.createTopics({ waitForLeaders: true, topics: [{ topic: topics.DEDUP_PAGES_TOPIC, numPartitions: PARTITIONS, replicationFactor: REPLICATION, configEntries: largeTopicConfig(4 * 1024 * 1024) }] });
+  // A busy broker can refuse a fresh topic's metadata for a moment: wait and ask again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await createPages(admin);
+      break;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+    }
+  }
+  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-coord-'));
+  const env = {
+    ...topics,
+    DEDUP_MODE: 'routed',
+    DEDUP_INDEX_PARTITIONS: String(INDEX_PARTITIONS),
+    DEDUP_TOPIC_PARTITIONS: String(PARTITIONS),
+    DEDUP_BROKERS: stack.brokers.join(','),
+    DEDUP_GROUP_ID: `${run}-group`,
+    DEDUP_EXPECTED_FINGERPRINTS: '100000',
+    DEDUP_FINGERPRINT_THREADS: '1',
+    DEDUP_METRICS_HOST: '127.0.0.1',
+    DEDUP_LOG_LEVEL: 'info',
+  };
+  const children: Child[] = [];
+  try {
+    for (let i = 0; i < instances; i++) {
+      const port = await freePort();
+      const child = startChild(CLI, ['run'], { ...env, DEDUP_INSTANCE_ID: `coord-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)), DEDUP_METRICS_PORT: String(port) }, process.env.COORDINATION_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COORDINATION_PROFILE_DIR}`] : []);
+      children.push(child);
+      await waitReady(child, port);
+    }
+    // Every member in the group and every index partition held before the clock starts.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const cpu = () => children.map((c) => processCpu(c.pid) ?? { total: 0, main: 0 });
+    const cpuBefore = cpu();
+    const started = Date.now();
+    for (let i = 0; i < pages.length; i += 200) {
+      await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: pages.slice(i, i + 200).map((value, j) => ({ key: keys[i + j]!, value })) });
+    }
+    await producer.disconnect();
+    await waitFor('every page committed', async () => {
+      const [t] = await admin.fetchOffsets({ groupId: env.DEDUP_GROUP_ID, topics: [topics.DEDUP_PAGES_TOPIC] });
+      const done = (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
+      return done >= pages.length ? true : undefined;
+    }, 600_000, 100);
+    const seconds = (Date.now() - started) / 1000;
+    const cpuAfter = cpu();
+    const mainSeconds = cpuAfter.reduce((n, c, i) => n + c.main - cpuBefore[i]!.main, 0);
+    const totalSeconds = cpuAfter.reduce((n, c, i) => n + c.total - cpuBefore[i]!.total, 0);
+    for (const c of children) await stopChild(c);
+    const traffic: Traffic[] = children.map((c) => {
+      const line = c.logs().split('\n').find((l) => l.includes('"msg":"routed traffic"'));
+      if (!line) throw new Error(`no traffic line:\n${c.logs().slice(-2000)}`);
+      return JSON.parse(line) as Traffic;
+    });
+    const sum = (f: (t: Traffic) => number) => traffic.reduce((n, t) => n + f(t), 0);
+    const written = sum((t) => t.writtenBytes + RECORD_OVERHEAD * t.writtenRecords) * REPLICATION;
+    const read = sum((t) => t.readBytes + RECORD_OVERHEAD * t.readRecords);
+    const n = pages.length;
+    return {
+      instances,
+      pages: n,
+      seconds: Math.round(seconds * 10) / 10,
+      pagesPerSecond: Math.round(n / seconds),
+      bytesPerPage: Math.round((written + read) / n),
+      writtenBytesPerPage: Math.round(written / n),
+      readBytesPerPage: Math.round(read / n),
+      recordsPerPage: Math.round((sum((t) => t.writtenRecords + t.readRecords) / n) * 100) / 100,
+      // Main-thread CPU over the timed window, from /proc: fingerprinting and decoding run on the worker threads.
+      cpuUsPerPage: Math.round((mainSeconds * 1e6) / n),
+      allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n),
+      mainThreadBusyUsPerPage: Math.round((sum((t) => t.mainThreadBusyMs) * 1000) / n),
+      assignments: sum((t) => t.assignments),
+      indexReplays: sum((t) => t.indexReplays),
+      pagesPerChunk: Math.round((n / sum((t) => t.chunks)) * 10) / 10,
+      roundTwoAsksPerPage: Math.round((sum((t) => t.roundTwoAsks) / n) * 100) / 100,
+      roundTripsPerChunk: Math.round((sum((t) => t.roundTrips) / sum((t) => t.chunks)) * 100) / 100,
+    };
+  } finally {
+    for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');
+    await admin.disconnect().catch(() => undefined);
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const count = Number(process.argv[2] ?? 3000);
+  const cases = (process.argv[3] ?? '1,2,3').split(',').map(Number);
+  const feed = demoPages({ seed: 5 });
+  const keys: string[] = [];
+  const pages: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const p = feed.next().value!;
+    keys.push(p.id);
+    pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
+  }
+  const results: Record<string, number>[] = [];
+  for (const instances of cases) {
+    log(`routed coordination: ${instances} instance(s), ${count} pages`);
+    const r = await runCase(instances, pages, keys);
+    log(JSON.stringify(r));
+    results.push(r);
+  }
+  const file = join(ROOT, 'bench', 'results', 'scale.json');
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  doc.coordination = results;
+  doc.coordinationDetail = {
+    date: new Date().toISOString(),
+    command: `node dist/bench/scale/coordination.js ${count} ${cases.join(',')}`,
+    indexPartitions: INDEX_PARTITIONS,
+    inputPartitions: PARTITIONS,
+    replication: REPLICATION,
+    recordOverheadBytes: RECORD_OVERHEAD,
+    note: 'Routed mode on the real broker (shared 2-core machine, figures noisy). Bytes: keys and values of every record written to and read from dedup.index, dedup.order, dedup.replies and dedup.ids, plus 80 B a record; cpuUsPerPage: main-thread CPU of all instances over the timed window (/proc), per page, fingerprinting and decoding being on worker threads; mainThreadBusyUsPerPage: event-loop busy time from start to stop (startup, replay and shutdown included, inflated when the CPU is oversubscribed).',
+  };
+  writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

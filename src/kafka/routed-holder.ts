@@ -1,0 +1,377 @@
+/**
+ * Routed mode's index holder (docs/architecture.md, "Sharded mode, routed by
+ * table prefix"): this instance's index partitions of dedup.index, each an
+ * IndexPartition applied in the one global order.
+ *
+ * One consumer of a group of its own reads dedup.order (every holder reads
+ * every order record; they are tiny) and the held partitions of dedup.index
+ * (the others are paused). For each order record, in offset order, each held
+ * partition it touches takes the chunk's entries from its own log (they are
+ * there: the owner had them acknowledged before it appended the order record),
+ * probes then records each page at its global sequence (the pages of the order
+ * records before it, plus its slot), and replies to dedup.replies, partition
+ * of the chunk's input partition. Round two's requests (confirm a candidate at
+ * its home, more candidates after a cursor) come through the same index log
+ * and are answered once the partition has applied the sequence they name.
+ *
+ * Restore is a replay: a partition taken on starts empty and applies every
+ * order record from the start of dedup.order, with its index log from its
+ * start (no snapshots yet). Replies are written again only for chunks not
+ * committed yet (input offset at or past the group's committed offset when the
+ * partition was taken on): their owners may still wait for them.
+ *
+ * An order record of an input partition that starts inside a chunk already
+ * applied for it is skipped by every holder alike (a fenced writer that
+ * appended late); so are its entries.
+ */
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { DedupError, errorCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { DedupMetrics } from '../metrics/metrics.js';
+import type { TablePlan } from '../index/index.js';
+import type { SecondStage } from '../dedup/decider.js';
+import { IndexPartition, type PartitionAnswer, type PartitionReply } from '../dedup/index-partition.js';
+
+/** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
+const MORE_PAGES_PER_ANSWER = 8;
+import {
+  chunkName,
+  decodeConfirm,
+  decodeEntries,
+  decodeMore,
+  decodeOrder,
+  encodeConfirmed,
+  encodeMoreReply,
+  encodeReply,
+  routedRecordKind,
+  type ConfirmRecord,
+  type EntriesRecord,
+  type MoreRecord,
+  type OrderRecord,
+} from '../wire/routed-records.js';
+import type { LogAppender, LogRecord } from './log-appender.js';
+import { endOffsets } from './admin.js';
+
+export interface RoutedHolderOptions {
+  readonly kafka: Kafka;
+  readonly topics: { readonly index: string; readonly order: string; readonly replies: string; readonly pages: string };
+  /** The pages group, whose committed offsets say which chunks are decided. */
+  readonly groupId: string;
+  readonly instanceId: string;
+  readonly plan: TablePlan;
+  readonly k: number;
+  readonly secondStage: SecondStage | null;
+  readonly appender: LogAppender;
+  readonly metrics: DedupMetrics;
+  readonly logger: Logger;
+  readonly onFatal: (error: unknown) => void;
+}
+
+export interface RoutedHolder {
+  start(): Promise<void>;
+  /** The index partitions this instance holds from now on (the group's assignment). */
+  hold(partitions: readonly number[]): void;
+  stop(): Promise<void>;
+  /** The held partitions' states. */
+  readonly held: readonly IndexPartition[];
+  /** Started, and every held partition has applied the order log up to where it was when taken on. */
+  readonly caughtUp: boolean;
+  /** Bytes (keys and values) and records this holder read from and wrote to the routed topics, and the pages it applied. */
+  traffic(): Traffic;
+}
+
+/** Routed records read and written (keys and values, no record overhead), for the coordination bench and the stop log. */
+export interface Traffic {
+  /** Times index partitions were taken on and replayed (holder), or assignments received (owner). */
+  takeovers: number;
+  readBytes: number;
+  readRecords: number;
+  writtenBytes: number;
+  writtenRecords: number;
+}
+
+export function countWritten(traffic: Traffic, records: readonly { key: string | Buffer | null; value: Buffer }[]): void {
+  for (const r of records) {
+    traffic.writtenBytes += r.value.length + (r.key === null ? 0 : Buffer.byteLength(r.key));
+    traffic.writtenRecords++;
+  }
+}
+
+interface Held {
+  state: IndexPartition;
+  /** The next order offset this partition applies; earlier ones are applied or skipped. */
+  appliedNext: number;
+  /** Order offset this partition must reach to be caught up (the log's end when taken on). */
+  readyAt: number;
+  /** Entries read from the partition's log, by chunk, until their order record comes. */
+  readonly entries: Map<string, EntriesRecord>;
+  /** Round-two requests waiting until the partition has applied the sequence they name. */
+  readonly requests: ({ kind: 'more'; record: MoreRecord } | { kind: 'confirm'; record: ConfirmRecord })[];
+}
+
+export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
+  const { kafka, topics, appender, logger, metrics } = options;
+  const held = new Map<number, Held>();
+  let wanted: readonly number[] = [];
+  let started = false;
+  let stopped = false;
+  /** The order log as read so far: its next offset, the pages ordered before it, and per input partition the end of its last applied chunk. */
+  let orderNext = 0;
+  let pagesBefore = 0;
+  const spanEnd = new Map<number, bigint>();
+  const orderQueue: { offset: number; record: OrderRecord }[] = [];
+  let orderEnd = 0;
+  /** Per input partition: the group's committed offset when partitions were last taken on; chunks below it are decided. */
+  const committed = new Map<number, bigint>();
+  let admin: Admin | null = null;
+  const traffic: Traffic = { takeovers: 0, readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0 };
+
+  let lock: Promise<void> = Promise.resolve();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = lock.then(work);
+    lock = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  };
+
+  const consumer: Consumer = kafka.consumer({
+    // A group of its own per start: nothing is committed in it, and every partition comes to this one member.
+    groupId: `${options.groupId}-holder-${options.instanceId}-${process.pid}-${Date.now().toString(36)}`,
+    readUncommitted: false,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    maxWaitTimeInMs: 50,
+    allowAutoTopicCreation: false,
+  });
+
+  async function readCommitted(): Promise<void> {
+    if (!admin) {
+      const created = kafka.admin();
+      await created.connect();
+      admin = created;
+    }
+    const [topic] = await admin.fetchOffsets({ groupId: options.groupId, topics: [topics.pages] });
+    for (const p of topic?.partitions ?? []) committed.set(p.partition, p.offset.startsWith('-') ? 0n : BigInt(p.offset));
+  }
+
+  /** Whether the owner of the chunk's input partition may still wait for an answer about it. */
+  const undecided = (chunk: { inputPartition: number; firstOffset: bigint }): boolean => chunk.firstOffset >= (committed.get(chunk.inputPartition) ?? 0n);
+
+  const reply = (inputPartition: number, key: string, value: Buffer): LogRecord => ({ topic: topics.replies, partition: inputPartition, key, value });
+
+  /** The sequence a request needs applied here before it can be answered. */
+  const needs = (request: Held['requests'][number]): number => {
+    if (request.kind === 'more') return request.record.sequence;
+    let most = -1;
+    for (const a of request.record.asks) for (const q of a.sequences) if (q > most) most = q;
+    return most;
+  };
+
+  /** Answers the requests whose sequences the partition has applied. */
+  function answerRequests(q: number, h: Held, out: LogRecord[]): void {
+    if (h.requests.length === 0) return;
+    const waiting = h.requests.splice(0);
+    for (const request of waiting) {
+      if (needs(request) >= h.state.position) {
+        h.requests.push(request);
+        continue;
+      }
+      const { chunk } = request.record;
+      if (!undecided(chunk)) continue;
+      const key = chunkName(chunk);
+      if (request.kind === 'more') {
+        const { page, sequence, after, slot } = request.record;
+        // Several pages of the cursor in one answer: what as many requests in a row would get,
+        // for one round trip (a template page's candidates mostly fail their confirmation).
+        const unsettled: PartitionAnswer[] = [];
+        let cursor = after;
+        let more = false;
+        for (let step = 0; step < MORE_PAGES_PER_ANSWER; step++) {
+          const got = h.state.more(page, sequence, cursor);
+          unsettled.push(...got.unsettled);
+          more = got.more && got.unsettled.length > 0;
+          if (!more) break;
+          cursor = got.unsettled[got.unsettled.length - 1]!;
+        }
+        out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, slot, afterSequence: after.sequence, unsettled, more })));
+      } else {
+        const answers: { slot: number; sequence: number; id: string | null }[] = [];
+        for (const { slot, sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push({ slot, sequence, id: h.state.confirm(sequence, sketch) });
+        out.push(reply(chunk.inputPartition, key, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
+      }
+    }
+  }
+
+  /** Applies the queued order records while their entries are here; returns the replies to write. */
+  function drain(): LogRecord[] {
+    const out: LogRecord[] = [];
+    let applied = 0;
+    while (orderQueue.length > 0) {
+      const { offset, record } = orderQueue[0]!;
+      const name = chunkName(record.chunk);
+      const p = record.chunk.inputPartition;
+      const skip = record.chunk.firstOffset < (spanEnd.get(p) ?? -1n);
+      const targets = skip ? [] : record.touched.filter((q) => held.has(q) && held.get(q)!.appliedNext <= offset);
+      // The entries were acknowledged before the order record: they come, if not read yet.
+      if (targets.some((q) => !held.get(q)!.entries.has(name))) break;
+      orderQueue.shift();
+      const base = pagesBefore;
+      for (const q of targets) {
+        const h = held.get(q)!;
+        const entries = h.entries.get(name)!;
+        const replies: { slot: number; reply: PartitionReply }[] = [];
+        for (const { slot, page } of entries.pages) {
+          const r = h.state.apply(page, base + slot);
+          if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
+          applied++;
+        }
+        if (undecided(record.chunk)) out.push(reply(p, name, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
+      }
+      if (!skip) {
+        pagesBefore += record.pages;
+        spanEnd.set(p, record.chunk.firstOffset + BigInt(record.span));
+      }
+      const end = spanEnd.get(p) ?? -1n;
+      for (const [q, h] of held) {
+        if (h.appliedNext <= offset) h.appliedNext = offset + 1;
+        // Entries of this input partition below the end of its last applied chunk will never be applied.
+        for (const [key, e] of h.entries) if (e.chunk.inputPartition === p && e.chunk.firstOffset < end) h.entries.delete(key);
+        answerRequests(q, h, out);
+      }
+    }
+    if (applied > 0) metrics.sequenceApplied.inc(applied);
+    return out;
+  }
+
+  async function onBatch({ batch, heartbeat, isStale }: EachBatchPayload): Promise<void> {
+    if (stopped || isStale()) return;
+    for (const m of batch.messages) {
+      traffic.readBytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+      traffic.readRecords++;
+    }
+    await exclusive(async () => {
+      if (batch.topic === topics.order) {
+        orderEnd = Math.max(orderEnd, Number(batch.highWatermark));
+        for (const m of batch.messages) {
+          const offset = Number(m.offset);
+          // Offsets of the order log are contiguous (no transactions write it); after a seek back, a stale batch is dropped.
+          if (offset !== orderNext || m.value === null) continue;
+          orderQueue.push({ offset, record: decodeOrder(m.value) });
+          orderNext++;
+        }
+      } else {
+        const h = held.get(batch.partition);
+        if (!h) {
+          consumer.pause([{ topic: topics.index, partitions: [batch.partition] }]);
+          return;
+        }
+        for (const m of batch.messages) {
+          if (m.value === null) continue;
+          const kind = routedRecordKind(m.value);
+          if (kind === 'entries') {
+            const e = decodeEntries(m.value);
+            // Entries of a chunk this partition has passed (seen again after a seek) are not kept.
+            h.entries.set(chunkName(e.chunk), e);
+          } else if (kind === 'more') h.requests.push({ kind, record: decodeMore(m.value) });
+          else if (kind === 'confirm') h.requests.push({ kind, record: decodeConfirm(m.value) });
+        }
+      }
+      const out = drain();
+      for (const [q, h] of held) answerRequests(q, h, out);
+      if (out.length > 0) {
+        countWritten(traffic, out);
+        await appender.append(out);
+      }
+    }).catch((error: unknown) => {
+      metrics.errors.inc({ code: errorCode(error) });
+      options.onFatal(error instanceof DedupError ? error : new DedupError('KAFKA', `applying the routed index failed: ${(error as Error).message}`, { cause: error }));
+      throw error;
+    });
+    await heartbeat();
+  }
+
+  /** Makes the held set `wanted`: drops the others, starts the new ones empty and reads the logs again for them. */
+  async function applyHolding(): Promise<void> {
+    const keep = new Set(wanted);
+    for (const q of [...held.keys()]) {
+      if (!keep.has(q)) {
+        held.delete(q);
+        logger.info('index partition released', { partition: q });
+      }
+    }
+    const fresh = wanted.filter((q) => !held.has(q));
+    if (fresh.length > 0) {
+      traffic.takeovers++;
+      await readCommitted();
+      // Ready once the new partitions have applied the order log as far as it is now.
+      const readyAt = Math.max(orderEnd, Number((await endOffsets(kafka, topics.order))['0'] ?? '0'));
+      for (const q of fresh) {
+        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage), appliedNext: 0, readyAt, entries: new Map(), requests: [] });
+        consumer.seek({ topic: topics.index, partition: q, offset: '0' });
+      }
+      // The order log again from its start: the new partitions apply it all, the others skip what they applied.
+      orderQueue.length = 0;
+      orderNext = 0;
+      pagesBefore = 0;
+      spanEnd.clear();
+      consumer.seek({ topic: topics.order, partition: 0, offset: '0' });
+      logger.info('index partitions taken on; replaying the order log and their index logs', { partitions: fresh, orderEnd });
+    }
+    metrics.shardsHeld.set(held.size);
+    const all = await indexPartitions();
+    const paused = all.filter((q) => !keep.has(q));
+    if (paused.length > 0) consumer.pause([{ topic: topics.index, partitions: paused }]);
+    if (wanted.length > 0) consumer.resume([{ topic: topics.index, partitions: [...wanted] }]);
+  }
+
+  let partitionCount: number | null = null;
+  async function indexPartitions(): Promise<number[]> {
+    if (partitionCount === null) {
+      if (!admin) {
+        const created = kafka.admin();
+        await created.connect();
+        admin = created;
+      }
+      const { topics: meta } = await admin.fetchTopicMetadata({ topics: [topics.index] });
+      partitionCount = meta[0]?.partitions.length ?? 0;
+    }
+    return Array.from({ length: partitionCount }, (_, q) => q);
+  }
+
+  return {
+    get held() {
+      return [...held.values()].map((h) => h.state);
+    },
+    traffic: () => ({ ...traffic }),
+    get caughtUp() {
+      return started && [...held.values()].every((h) => h.appliedNext >= h.readyAt) && wanted.every((q) => held.has(q));
+    },
+    async start() {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topics.order, topics.index], fromBeginning: true });
+      await consumer.run({ autoCommit: false, eachBatchAutoResolve: true, eachBatch: onBatch });
+      // Nothing is held yet: every index partition waits, paused, for an assignment.
+      await exclusive(async () => {
+        const all = await indexPartitions();
+        consumer.pause([{ topic: topics.index, partitions: all.filter((q) => !wanted.includes(q)) }]);
+        started = true;
+        await applyHolding();
+      });
+    },
+    hold(partitions) {
+      wanted = [...partitions];
+      if (!started) return;
+      exclusive(applyHolding).catch((error: unknown) => {
+        metrics.errors.inc({ code: errorCode(error) });
+        options.onFatal(error);
+      });
+    },
+    async stop() {
+      stopped = true;
+      await consumer.stop().catch(() => undefined);
+      await consumer.disconnect().catch(() => undefined);
+      await admin?.disconnect().catch(() => undefined);
+    },
+  };
+}

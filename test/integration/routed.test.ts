@@ -1,0 +1,295 @@
+/**
+ * Routed mode on the real broker: instances share the input partitions and
+ * the partitions of the routed index (dedup.index), each page's entries going
+ * only to the partitions its table prefixes and band keys route it to, and
+ * together they decide exactly as one index deciding the pages in the order
+ * log's order (the batch CLI's core, over that order).
+ *
+ * The stream: demo pages (originals, refetches, exact copies), a template
+ * cluster of pages that share most of one text (hundreds of pages under one
+ * band key, more than a probe's chain looks at), and ids sent again. A
+ * read_committed reader must see exactly one verdict or dead letter per input
+ * record, each equal to the oracle's over the decision order, which the id
+ * store (dedup.ids) names: every decided page with its global sequence.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoPages, type DemoPage } from '../../src/producers/demo-pages.js';
+import { createFingerprinter } from '../../src/fingerprint/index.js';
+import { createDecider, featureOptionsFromConfig, planFromConfig } from '../../src/dedup/create-decider.js';
+import { loadConfig } from '../../src/config.js';
+import { bandKey, CHAIN_LIMIT } from '../../src/dedup/sketch-bands.js';
+import { mulberry32 } from '../../src/mulberry32.js';
+import { chunkName, decodeEntries, decodeOrder, routedRecordKind } from '../../src/wire/routed-records.js';
+import { createTopics, deleteTopics, freePort, readCommitted, requireInfra, testKafka, uniqueName, waitFor, runTopics, type Infra, type ReadRecord } from '../support/infra.js';
+import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
+
+const PARTITIONS = 4;
+const INDEX_PARTITIONS = 8;
+
+interface Page { id: string; url: string; fetchedAt: number; html: string }
+
+const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fern grove heath iris jade kelp lotus moss nectar olive pearl quartz reed sage thyme umber violet willow yarrow zinnia'.split(' ');
+
+/** Pages of one template: the same 300 words with a share of them replaced, so they share most of their sketch bands. */
+function templatePages(count: number, seed: number): Page[] {
+  const r = mulberry32(seed);
+  const base = Array.from({ length: 300 }, () => WORDS[Math.floor(r() * WORDS.length)]!);
+  return Array.from({ length: count }, (_, i) => {
+    const words = base.slice();
+    const changes = Math.floor(r() * 60);
+    // Replacement words without digits: the second stage confirms only pages with the same content numbers.
+    for (let c = 0; c < changes; c++) words[Math.floor(r() * words.length)] = `${WORDS[Math.floor(r() * WORDS.length)]}${WORDS[Math.floor(r() * WORDS.length)]}`;
+    const text = [];
+    for (let w = 0; w < words.length; w += 30) text.push(`<p>${words.slice(w, w + 30).join(' ')}.</p>`);
+    return { id: `tpl-${i}`, url: `https://template.example/${i}`, fetchedAt: 1_700_000_000_000 + i, html: `<html><head><title>Listing ${i % 7}</title></head><body><article>${text.join('')}</article></body></html>` };
+  });
+}
+
+function routedTopics(run: string) {
+  return { ...runTopics(run), DEDUP_INDEX_TOPIC: `${run}.index`, DEDUP_ORDER_TOPIC: `${run}.order`, DEDUP_REPLIES_TOPIC: `${run}.replies`, DEDUP_IDS_TOPIC: `${run}.ids` };
+}
+
+function routedEnv(infra: Infra, run: string, topics: Record<string, string>): Record<string, string> {
+  return {
+    ...topics,
+    DEDUP_MODE: 'routed',
+    DEDUP_INDEX_PARTITIONS: String(INDEX_PARTITIONS),
+    DEDUP_TOPIC_PARTITIONS: String(PARTITIONS),
+    DEDUP_BROKERS: infra.brokers.join(','),
+    DEDUP_SCHEMA_REGISTRY_URL: infra.registryUrl,
+    DEDUP_GROUP_ID: `${run}-group`,
+    DEDUP_EXPECTED_FINGERPRINTS: '100000',
+    DEDUP_MAX_BATCH_RECORDS: '40',
+    DEDUP_FINGERPRINT_THREADS: '1',
+  };
+}
+
+/** The stream: demo pages with a template cluster spread through it, then ids sent again. */
+function makeStream(seed: number, demo: number, template: number): { pages: Page[]; sends: Page[] } {
+  const feed = demoPages({ seed });
+  const pages: Page[] = Array.from({ length: demo }, () => {
+    const p: DemoPage = feed.next().value!;
+    return { id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html };
+  });
+  const tpl = templatePages(template, seed + 1);
+  const sends: Page[] = [];
+  let t = 0;
+  pages.forEach((p, i) => {
+    sends.push(p);
+    while (t < tpl.length && t * demo < i * tpl.length) sends.push(tpl[t++]!);
+  });
+  while (t < tpl.length) sends.push(tpl[t++]!);
+  // Ids sent again: the same record, and another body under an id decided already.
+  sends.push(pages[3]!, pages[Math.floor(demo / 2)]!, tpl[5]!, { ...pages[10]!, html: pages[20]!.html });
+  return { pages: [...pages, ...tpl], sends };
+}
+
+/**
+ * Reads the outputs and the id store, and checks: one verdict per input record, none lost or
+ * doubled, the decision order gap-free, and every verdict equal to one index over that order.
+ */
+async function checkAgainstOracle(infra: Infra, topics: Record<string, string>, env: Record<string, string>, sends: Page[], pipelines: () => PipelineProcess[]): Promise<{ out: ReadRecord[]; duplicates: number; beyondK: number }> {
+  const outputs = [topics.DEDUP_NOVEL_TOPIC!, topics.DEDUP_DUPLICATE_TOPIC!, topics.DEDUP_DEAD_LETTER_TOPIC!];
+  const out = await readCommitted(infra, outputs, (r) => r.length >= sends.length, { timeoutMs: 400_000, settleMs: 3000 }).catch((error: Error) => {
+    throw new Error(`${error.message}\n--- pipelines ---\n${pipelines().map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
+  });
+  const expectedCount = new Map<string, number>();
+  for (const p of sends) expectedCount.set(p.id, (expectedCount.get(p.id) ?? 0) + 1);
+  const seenCount = new Map<string, number>();
+  for (const r of out) seenCount.set(r.key!, (seenCount.get(r.key!) ?? 0) + 1);
+  const lost = [...expectedCount].filter(([id]) => !seenCount.has(id)).map(([id]) => id);
+  const repeated = [...seenCount].filter(([id, n]) => n > (expectedCount.get(id) ?? 0)).map(([id]) => id);
+  assert.deepEqual({ lost: lost.slice(0, 10), repeated: repeated.slice(0, 10) }, { lost: [], repeated: [] });
+  assert.equal(out.length, sends.length, 'one verdict or dead letter per input record, none twice');
+  assert.equal(out.filter((r) => r.topic === topics.DEDUP_DEAD_LETTER_TOPIC).length, 0, 'the stream has no bad records');
+
+  // The decision order: every decided page in the id store, with its global sequence.
+  const ids = await readCommitted(infra, [topics.DEDUP_IDS_TOPIC!], () => true, { timeoutMs: 60_000, settleMs: 2000 });
+  const sequenceOf = new Map<string, number>();
+  for (const r of ids) {
+    if (r.headers['dedup.ids.position'] !== undefined || r.value === null) continue;
+    sequenceOf.set(r.key!, (JSON.parse(r.value.toString('utf8')) as { sequence: number }).sequence);
+  }
+  assert.equal(sequenceOf.size, expectedCount.size, 'every page id is in the id store once');
+  const order = [...sequenceOf].sort((a, b) => a[1] - b[1]);
+  assert.deepEqual(order.map(([, s]) => s), order.map((_, i) => i), 'the global sequence has no gap and no repeat');
+
+  // Durability: every decided page is in the logs that rebuild the index, its home entry in
+  // dedup.index under a chunk that dedup.order ordered.
+  const logs = await readCommitted(infra, [topics.DEDUP_INDEX_TOPIC!, topics.DEDUP_ORDER_TOPIC!], () => true, { timeoutMs: 60_000, settleMs: 2000 });
+  const orderedChunks = new Set(logs.filter((r) => r.topic === topics.DEDUP_ORDER_TOPIC).map((r) => chunkName(decodeOrder(r.value!).chunk)));
+  const inLogs = new Set<string>();
+  for (const r of logs) {
+    if (r.topic !== topics.DEDUP_INDEX_TOPIC || routedRecordKind(r.value!) !== 'entries') continue;
+    const entries = decodeEntries(r.value!);
+    if (!orderedChunks.has(chunkName(entries.chunk))) continue;
+    for (const { page } of entries.pages) if ((page.tables & 1) !== 0 && page.id !== null) inLogs.add(page.id);
+  }
+  assert.deepEqual([...sequenceOf.keys()].filter((id) => !inLogs.has(id)).slice(0, 10), [], 'every decided page is in dedup.index under an ordered chunk');
+
+  const config = loadConfig({ ...env, DEDUP_INSTANCE_ID: 'oracle' });
+  const byId = new Map<string, Page>();
+  for (const p of sends) if (!byId.has(p.id)) byId.set(p.id, p);
+  const fingerprinter = await createFingerprinter(featureOptionsFromConfig(config));
+  const oracle = createDecider(config, planFromConfig(config));
+  const expected = new Map(
+    order.map(([id]) => {
+      const p = byId.get(id)!;
+      const f = fingerprinter.fingerprint({ html: p.html });
+      return [id, oracle.decide({ id, hi: f.hi, lo: f.lo, short: f.short, fetchedAt: p.fetchedAt, sketch: f.sketch })] as const;
+    }),
+  );
+  const { SchemaRegistry } = await import('@kafkajs/confluent-schema-registry');
+  const registry = new SchemaRegistry({ host: infra.registryUrl });
+  let duplicates = 0;
+  let beyondK = 0;
+  const mismatches: string[] = [];
+  for (const r of out) {
+    const decoded = (await registry.decode(r.value!)) as Record<string, unknown>;
+    const e = expected.get(r.key!)!;
+    const verdict = r.topic === topics.DEDUP_NOVEL_TOPIC ? 'novel' : 'duplicate';
+    const got = { verdict, duplicateOf: decoded.duplicateOf ?? null, distance: decoded.distance ?? null };
+    const want = { verdict: e.verdict, duplicateOf: e.duplicateOf, distance: e.distance };
+    if (JSON.stringify(got) !== JSON.stringify(want)) mismatches.push(`${r.key}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+    if (verdict === 'duplicate') duplicates++;
+    if (typeof decoded.distance === 'number' && decoded.distance > config.k) beyondK++;
+  }
+  assert.deepEqual(mismatches.slice(0, 10), [], `${mismatches.length} verdicts differ from one index over the decision order`);
+  return { out, duplicates, beyondK };
+}
+
+async function bandClusterSize(pages: Page[]): Promise<number> {
+  const fingerprinter = await createFingerprinter();
+  const keys = new Map<string, number>();
+  for (const p of pages) {
+    const f = fingerprinter.fingerprint({ html: p.html });
+    for (let b = 0; b < 14; b++) {
+      const k = `${b}:${bandKey(f.sketch, b, 4)}`;
+      keys.set(k, (keys.get(k) ?? 0) + 1);
+    }
+  }
+  return Math.max(...keys.values());
+}
+
+async function runScenario(name: string, instances: number, options: { demo: number; template: number; seed: number }): Promise<void> {
+  const infra = requireInfra();
+  const run = uniqueName(name);
+  const topics = routedTopics(run);
+  const kafka = testKafka(infra);
+  const admin = kafka.admin();
+  await admin.connect();
+  await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: PARTITIONS, maxMessageBytes: 9 * 1024 * 1024 }]);
+  await admin.disconnect();
+  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-'));
+  const env = routedEnv(infra, run, topics);
+  const { pages, sends } = makeStream(options.seed, options.demo, options.template);
+  assert.ok((await bandClusterSize(pages.filter((p) => p.id.startsWith('tpl-')))) > 2 * CHAIN_LIMIT, 'the template pages put more pages under one band key than the chain limit');
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const started: PipelineProcess[] = [];
+  try {
+    for (let i = 0; i < instances; i++) started.push(startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: `dedup-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)) }, await freePort()));
+    await Promise.all(started.map((p) => p.waitReady(180_000)));
+    await producer.connect();
+    const json = (p: Page) => Buffer.from(JSON.stringify(p));
+    for (let i = 0; i < sends.length; i += 100) {
+      await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: sends.slice(i, i + 100).map((p) => ({ key: p.id, value: json(p) })) });
+    }
+    const { duplicates, beyondK } = await checkAgainstOracle(infra, topics, env, sends, () => started);
+    assert.ok(duplicates > options.demo / 10, `the stream has near-duplicates to find (${duplicates})`);
+    assert.ok(beyondK > 0, `some duplicates were found by the second stage beyond k (${beyondK})`);
+    for (const p of started) p.child.kill('SIGTERM');
+    for (const p of started) assert.equal(await p.exited, 0, p.logs().slice(-3000));
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+    for (const p of started) p.child.kill('SIGKILL');
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+test('routed, one instance: verdicts equal one index over the decision order, a band cluster over the chain limit and re-sent ids included', { timeout: 600_000 }, async () => {
+  await runScenario('rt1', 1, { demo: 1200, template: 200, seed: 41 });
+});
+
+test('routed, two instances: verdicts equal one index over the decision order', { timeout: 600_000 }, async () => {
+  await runScenario('rt2', 2, { demo: 1200, template: 200, seed: 43 });
+});
+
+/**
+ * Two instances, one SIGKILLed mid-stream: the survivor decides the rest alone, then the
+ * killed one restarts under its instance id and takes its partitions back. With standbys the
+ * survivor already holds a warm copy of every index partition: it replays none.
+ */
+async function killAndRestart(name: string, standby: boolean): Promise<void> {
+  const infra = requireInfra();
+  const run = uniqueName(name);
+  const topics = { ...routedTopics(run), ...(standby ? { DEDUP_STANDBY_TOPIC: `${run}.standby` } : {}) };
+  const kafka = testKafka(infra);
+  const admin = kafka.admin();
+  await admin.connect();
+  await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: PARTITIONS, maxMessageBytes: 9 * 1024 * 1024 }]);
+  await admin.disconnect();
+  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-'));
+  const env = { ...routedEnv(infra, run, topics), ...(standby ? { DEDUP_STANDBY_REPLICAS: '1' } : {}) };
+  const { pages, sends } = makeStream(47, 1200, 150);
+  // Exact copies, under new ids, of pages decided before the crash: sent after the restart.
+  const copies = pages.slice(0, 30).map((p) => ({ ...p, id: `copy-${p.id}` }));
+  const all = [...sends, ...copies];
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const started: PipelineProcess[] = [];
+  const start = async (instance: string) => {
+    const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
+    started.push(p);
+    return p;
+  };
+  const outputs = [topics.DEDUP_NOVEL_TOPIC, topics.DEDUP_DUPLICATE_TOPIC, topics.DEDUP_DEAD_LETTER_TOPIC];
+  const json = (p: Page) => Buffer.from(JSON.stringify(p));
+  const send = async (list: Page[]) => {
+    for (let i = 0; i < list.length; i += 50) await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: list.slice(i, i + 50).map((p) => ({ key: p.id, value: json(p) })) });
+  };
+  try {
+    const a = await start('dedup-a');
+    const b = await start('dedup-b');
+    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+    await producer.connect();
+    const half = Math.floor(sends.length / 2);
+    await send(sends.slice(0, half));
+    // Crash one while the first half is being decided.
+    await readCommitted(infra, outputs, (r) => r.length >= half / 3, { timeoutMs: 120_000, settleMs: 0 });
+    b.child.kill('SIGKILL');
+    assert.equal(await b.exited, 'SIGKILL');
+    await send(sends.slice(half));
+    // The survivor decides the rest alone.
+    await readCommitted(infra, outputs, (r) => r.length >= sends.length, { timeoutMs: 400_000, settleMs: 0 }).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- pipelines ---\n${started.map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
+    });
+    const replays = (a.logs().match(/index partitions taken on/g) ?? []).length;
+    if (standby) assert.equal(replays, 1, 'with standbys, the survivor replays no index partition after the kill: it held a warm copy of each');
+    else assert.ok(replays >= 2, 'without standbys, the survivor replays the dead instance\u2019s index partitions');
+    const b2 = await start('dedup-b');
+    await b2.waitReady(180_000);
+    await send(copies);
+    const { out } = await checkAgainstOracle(infra, topics, env, all, () => started);
+    const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
+    assert.deepEqual(copies.filter((c) => !duplicates.has(c.id)).map((c) => c.id), [], 'exact copies of pages decided before the crash are duplicates');
+    for (const p of [a, b2]) p.child.kill('SIGTERM');
+    for (const p of [a, b2]) assert.equal(await p.exited, 0, p.logs().slice(-3000));
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+    for (const p of started) p.child.kill('SIGKILL');
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict lost or doubled, verdicts equal one index, and later exact copies are duplicates', { timeout: 900_000 }, async () => {
+  await killAndRestart('rtk', false);
+});
+
+test('routed with warm standbys: the survivor of a SIGKILL takes its index partitions over without replaying them, and the verdicts are the same', { timeout: 900_000 }, async () => {
+  await killAndRestart('rts', true);
+});
