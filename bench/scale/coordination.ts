@@ -13,7 +13,7 @@
  * src/app/pipeline.ts). Record overhead is counted at 80 B a record (the
  * figure bench/scale/model.ts uses), and writes once more per extra replica.
  *
- *   source /work/infra-shared/env   # or any broker and registry
+ *   source .infra/env   # after bash deploy/local/up.sh; or any broker and registry
  *   node dist/bench/scale/coordination.js [pages=3000] [instances=1,2,3]
  *
  * Writes the "coordination" key of bench/results/scale.json, keeping the others.

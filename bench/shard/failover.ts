@@ -37,7 +37,7 @@ const RATE = Number(args.get('rate') ?? 60);
 const LOGS = args.get('logs') ?? null;
 const PARTITIONS = 6;
 const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
-if (brokers.length === 0) throw new Error('KAFKA_BROKERS is not set (source /work/infra-shared/env or deploy/local)');
+if (brokers.length === 0) throw new Error('KAFKA_BROKERS is not set (bash deploy/local/up.sh, then source .infra/env)');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
