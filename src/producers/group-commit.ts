@@ -4,12 +4,17 @@
  * One transactional producer runs one transaction at a time. Committing each
  * partition's chunk in its own transaction, one after another, made every
  * partition wait for the others' round trips. Here a chunk is queued once it
- * is decided; whenever no transaction is in flight, every chunk queued so far
- * (up to `maxRecords` input records, at least one chunk) goes into the next
- * transaction, with the input offsets of all their partitions. Under load
- * transactions grow; when the input is slow each holds what is ready. A
- * transaction may wait a few milliseconds for the other partitions' chunks
- * of the same fetch (`hold`), so that one fetch costs one transaction.
+ * is decided; whenever a transaction can start, every chunk queued so far
+ * (up to `maxRecords` input records, at least one chunk) goes into it, with
+ * the input offsets of all their partitions. Under load transactions grow;
+ * when the input is slow each holds what is ready. An idle committer may
+ * wait a few milliseconds for the other partitions' chunks of the same fetch
+ * (`hold`), so that one fetch costs one transaction.
+ *
+ * A producer with two lanes (VerdictProducer.lanes) lets the next
+ * transaction start while the last one commits: it writes meanwhile, and
+ * commits only after the one before it (`after`), so the commits stay in
+ * queue order.
  *
  * Exactly once holds as with one chunk per transaction: a chunk's verdicts,
  * changelog entries and input offsets are still in one transaction. Chunks are
