@@ -20,6 +20,8 @@
 #   BENCH_WARMUP_FRACTION=0.1    share of the pages decided before the window opens
 #   BENCH_LATENCY_FRACTION=0.5   pace, as a share of the measured sharded-1 rate
 #   BENCH_LATENCY_SECONDS=15 BENCH_LATENCY_WARMUP_SECONDS=3 BENCH_LATENCY_MAX_RATE=0
+#   BENCH_LATENCY_CASES=single,sharded-1   latency cases (default: every case but the passthrough)
+#   BENCH_LATENCY_PARTITIONS=1,6           input partitions of the paced topic, one run each (default BENCH_PARTITIONS)
 #   BENCH_PHASES=throughput,latency,restore
 #   BENCH_SMOKE=1                label the results as a smoke run (harness check, not figures)
 #   BENCH_OUTPUT=<file>          write elsewhere (the doc is rendered only for the default file)

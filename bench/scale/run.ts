@@ -41,6 +41,8 @@ const params = {
   latencySeconds: envInt('BENCH_LATENCY_SECONDS', 15),
   latencyWarmupSeconds: envInt('BENCH_LATENCY_WARMUP_SECONDS', 3),
   latencyMaxRate: envInt('BENCH_LATENCY_MAX_RATE', 0),
+  latencyCases: (process.env.BENCH_LATENCY_CASES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+  latencyPartitions: envList('BENCH_LATENCY_PARTITIONS', []),
   phases: [...phases],
 };
 const output = process.env.BENCH_OUTPUT ?? join(ROOT, 'bench', 'results', 'scale.json');
@@ -159,23 +161,28 @@ async function main(): Promise<void> {
     if (phases.has('latency')) {
       if (!maxRate) throw new Error('latency needs the throughput phase with the sharded-1 case, or BENCH_LATENCY_MAX_RATE');
       const rate = round(maxRate * params.latencyFraction, 1);
-      const runs: ScaleLatencyRun[] = [];
-      for (const spec of cases.filter((c) => c.mode !== 'passthrough')) {
-        log(`latency of ${spec.name} at ${params.latencyFraction} x ${maxRate} = ${rate} pages/s for ${params.latencySeconds} s`);
-        const run = await scaleLatencyRun(kafka, stack, spec, {
-          rate,
-          seconds: params.latencySeconds,
-          warmupSeconds: params.latencyWarmupSeconds,
-          partitions: params.partitions,
-          shards: params.shards,
-          values: pages.values,
-          keys: pages.keys,
-          maxPageBytes: defaults.maxPageBytes,
-        });
-        runs.push(run);
-        log(`latency of ${spec.name}: p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms`);
-        results.latency = { basePagesPerSecond: maxRate, fraction: params.latencyFraction, ratePagesPerSecond: rate, runs };
-        save();
+      const runs: (ScaleLatencyRun & { loadavgAtStart: number[]; loadavgAtEnd: number[] })[] = [];
+      const latencyCases = cases.filter((c) => c.mode !== 'passthrough' && (params.latencyCases.length === 0 || params.latencyCases.includes(c.name)));
+      const partitionCounts = params.latencyPartitions.length > 0 ? params.latencyPartitions : [params.partitions];
+      for (const partitions of partitionCounts) {
+        for (const spec of latencyCases) {
+          log(`latency of ${spec.name} on ${partitions} partition(s) at ${params.latencyFraction} x ${maxRate} = ${rate} pages/s for ${params.latencySeconds} s`);
+          const loadavgAtStart = load();
+          const run = await scaleLatencyRun(kafka, stack, spec, {
+            rate,
+            seconds: params.latencySeconds,
+            warmupSeconds: params.latencyWarmupSeconds,
+            partitions,
+            shards: params.shards,
+            values: pages.values,
+            keys: pages.keys,
+            maxPageBytes: defaults.maxPageBytes,
+          });
+          runs.push({ ...run, loadavgAtStart, loadavgAtEnd: load() });
+          log(`latency of ${spec.name} on ${partitions} partition(s): p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms, p99.9 ${run.p999Ms} ms (load ${load().join(' ')})`);
+          results.latency = { basePagesPerSecond: maxRate, fraction: params.latencyFraction, ratePagesPerSecond: rate, runs };
+          save();
+        }
       }
     }
 

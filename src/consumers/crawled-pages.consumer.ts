@@ -122,6 +122,13 @@ export interface ChunkCommit {
   readonly chunk: ProcessedChunk;
   /** True once the chunk's transaction has committed; false if it failed (the consumer has halted). */
   readonly committed: Promise<boolean>;
+  /**
+   * When set, the batch moves past the chunk once this is true, before its
+   * transaction ends: its offset is resolved (the next fetch reads past it)
+   * and the loop goes on. Its metrics, housekeeping and progress still wait
+   * for `committed`. False ends the batch, as a failed commit does.
+   */
+  readonly released?: Promise<boolean>;
 }
 
 /** For a `commit` that returns only once the chunk's transaction has committed. */
@@ -174,24 +181,36 @@ export async function runChunks(
     maxOutstanding?: 1 | 2;
     /** Readiness: told when records wait and when verdicts commit. */
     progress?: ProgressWatch;
+    /**
+     * Given the work a released chunk still has once the batch has moved past
+     * it (metrics, housekeeping after its commit): a stopping consumer waits
+     * for it.
+     */
+    track?: (after: Promise<void>) => void;
   },
 ): Promise<void> {
   const { batch } = payload;
   const { progress } = options;
-  // Records behind the last committed chunk still wait once this batch is over, whatever ended it.
+  // Records behind the last committed (or released) chunk still wait once this batch is over, whatever ended it.
   let done = BigInt(batch.messages[0]?.offset ?? batch.highWatermark) - 1n;
   progress?.begin(batch.partition);
   try {
-    await chunkLoop(payload, options, (offset) => {
-      done = BigInt(offset);
-      progress?.committed();
+    await chunkLoop(payload, options, {
+      passed: (offset) => {
+        done = BigInt(offset);
+      },
+      committed: () => progress?.committed(),
     });
   } finally {
     progress?.end(batch.partition, Math.max(0, Number(BigInt(batch.highWatermark) - 1n - done)));
   }
 }
 
-async function chunkLoop(payload: EachBatchPayload, options: Parameters<typeof runChunks>[1], onCommitted: (offset: string) => void): Promise<void> {
+async function chunkLoop(
+  payload: EachBatchPayload,
+  options: Parameters<typeof runChunks>[1],
+  on: { passed: (offset: string) => void; committed: () => void },
+): Promise<void> {
   const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
   const { processor, metrics } = options;
   const chunks = splitChunks(batch, options.maxRecords);
@@ -208,12 +227,26 @@ async function chunkLoop(payload: EachBatchPayload, options: Parameters<typeof r
   /** Waits for the oldest outstanding chunk's transaction; false ends the batch. */
   const settle = async (): Promise<boolean> => {
     const { records, commit, endTimer } = outstanding.shift()!;
+    const last = records[records.length - 1]!.offset;
+    const afterCommit = async (): Promise<void> => {
+      on.committed();
+      endTimer();
+      recordChunkMetrics(metrics, batch, records, commit.chunk);
+      if (options.afterCommit) await options.afterCommit(commit.chunk);
+    };
+    if (commit.released !== undefined) {
+      if (!(await commit.released) || ended) return false;
+      resolveOffset(last);
+      on.passed(last);
+      const after = commit.committed.then((ok) => (ok ? afterCommit() : undefined));
+      options.track?.(after);
+      await heartbeat();
+      return true;
+    }
     if (!(await commit.committed) || ended) return false;
-    resolveOffset(records[records.length - 1]!.offset);
-    onCommitted(records[records.length - 1]!.offset);
-    endTimer();
-    recordChunkMetrics(metrics, batch, records, commit.chunk);
-    if (options.afterCommit) await options.afterCommit(commit.chunk);
+    resolveOffset(last);
+    on.passed(last);
+    await afterCommit();
     await heartbeat();
     return true;
   };
@@ -338,6 +371,33 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
       if (error !== undefined) metrics.errors.inc({ code: errorCode(error) });
     },
   });
+  /**
+   * Per input partition, the last offset decided by this process. A batch
+   * returns to kafkajs once its chunks are decided and queued, before their
+   * transaction commits, so that the next fetch (of every partition) is not
+   * held up by the commit. After a rebalance kafkajs reads the committed
+   * offsets, which may lag behind chunks still queued or in flight: records
+   * at or below this offset are skipped, as their verdicts are already on
+   * their way. If that transaction fails the process stops, and a restart
+   * starts from what was committed.
+   */
+  const decidedThrough = new Map<number, bigint>();
+  /** Input records decided and not committed yet; a new chunk is decided only below the bound (memory, transaction size). */
+  let uncommitted = 0;
+  const backlogBound = 2 * config.maxBatchRecords;
+  let backlogWaiters: (() => void)[] = [];
+  const belowBound = async (): Promise<void> => {
+    while (uncommitted >= backlogBound && !halted) await new Promise<void>((resolve) => backlogWaiters.push(resolve));
+  };
+  const settled = (records: number): void => {
+    uncommitted -= records;
+    const waiters = backlogWaiters;
+    backlogWaiters = [];
+    for (const wake of waiters) wake();
+  };
+  /** Work of released chunks still to run after their commit (metrics, housekeeping). */
+  const pendingAfter = new Set<Promise<void>>();
+
   /** Input partitions held now (a batch yields to the others only when there are others). */
   let assigned = 0;
   /** Batches being consumed now (kafkajs fetches again once all of a fetch's batches are done). */
@@ -349,6 +409,15 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, Number(batch.offsetLag())));
+    const through = decidedThrough.get(batch.partition);
+    if (through !== undefined && batch.messages.length > 0 && BigInt(batch.messages[0]!.offset) <= through) {
+      const kept = batch.messages.filter((m) => BigInt(m.offset) > through);
+      if (kept.length === 0) {
+        payload.resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
+        return;
+      }
+      payload = { ...payload, batch: Object.assign(Object.create(Object.getPrototypeOf(batch) as object) as typeof batch, batch, { messages: kept }) };
+    }
     const started = Date.now();
     inFlight++;
     starting++;
@@ -378,6 +447,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
           const last = records[records.length - 1]!.offset;
           let queued: { chunk: ProcessedChunk; written: Promise<Map<string, bigint>> } | null = null;
           try {
+            await belowBound();
             queued = await decideLock(async () => {
               if (halted) return null;
               const chunk = await processor.decide(prepared);
@@ -388,6 +458,12 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
                 offsets: { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
                 records: records.length,
               });
+              decidedThrough.set(batch.partition, BigInt(last));
+              uncommitted += records.length;
+              void written.then(
+                () => settled(records.length),
+                () => settled(records.length),
+              );
               queuedFirst();
               return { chunk, written };
             });
@@ -409,7 +485,11 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
               return false;
             },
           );
-          return { chunk, committed };
+          return { chunk, committed, released: Promise.resolve(true) };
+        },
+        track: (after) => {
+          pendingAfter.add(after);
+          void after.finally(() => pendingAfter.delete(after));
         },
         // Housekeeping (eviction, snapshots) must never stop consumption. It
         // runs between decisions, so it sees no chunk half decided.
@@ -459,6 +539,10 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
     },
     async stop() {
       await consumer.stop();
+      // Batches return before their chunks commit: the last transactions,
+      // and the housekeeping after them, finish before the group is left.
+      await committer.drained();
+      while (pendingAfter.size > 0) await Promise.allSettled([...pendingAfter]);
       await consumer.disconnect();
     },
   };

@@ -86,3 +86,65 @@ test('offsets are resolved in order, only for committed chunks, and every starte
     { numRuns: 300 },
   );
 });
+
+test('a released chunk is passed at once: offsets resolve in order before the commits, and each commit then runs its housekeeping, in order, once', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 60 }),
+      fc.integer({ min: 1, max: 9 }),
+      fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 60, maxLength: 60 }),
+      fc.integer({ min: -1, max: 12 }),
+      async (messages, size, delays, failAt) => {
+        const resolved: string[] = [];
+        const batch = { topic: 'pages', partition: 0, highWatermark: String(messages), messages: Array.from({ length: messages }, (_, i) => ({ offset: String(i), key: null, value: Buffer.from('x'), timestamp: '0' })) };
+        const payload = {
+          batch,
+          resolveOffset: (o: string) => void resolved.push(o),
+          heartbeat: async () => undefined,
+          isRunning: () => true,
+          isStale: () => false,
+        } as unknown as EachBatchPayload;
+        // Commits settle in chunk order (one transaction at a time), each after its own delay.
+        let previous: Promise<unknown> = Promise.resolve();
+        let committedCount = 0;
+        const chunks: ProcessedChunk[] = [];
+        const housekept: ProcessedChunk[] = [];
+        const after: Promise<void>[] = [];
+        let started = 0;
+        await runChunks(payload, {
+          maxRecords: size,
+          processor,
+          metrics,
+          active: () => true,
+          onFatal: () => undefined,
+          maxOutstanding: 2,
+          commit: async (): Promise<ChunkCommit> => {
+            const n = started++;
+            const chunk = chunkOf();
+            chunks.push(chunk);
+            const committed = previous.then(async () => {
+              for (let d = 0; d < delays[n % delays.length]!; d++) await turn();
+              if (failAt >= 0 && n >= failAt) return false;
+              committedCount++;
+              return true;
+            });
+            previous = committed;
+            return { chunk, committed, released: Promise.resolve(true) };
+          },
+          afterCommit: async (chunk) => void housekept.push(chunk),
+          track: (p) => void after.push(p),
+        });
+        const lasts = Array.from({ length: Math.ceil(messages / size) }, (_, c) => String(Math.min(messages, (c + 1) * size) - 1));
+        // Every chunk is passed (released) whatever its commit does later: the batch never waited for one.
+        assert.deepEqual(resolved, lasts);
+        assert.equal(started, lasts.length);
+        await Promise.all(after);
+        await previous;
+        // Housekeeping ran for exactly the committed chunks, in commit order.
+        assert.deepEqual(housekept, chunks.slice(0, committedCount));
+        assert.equal(committedCount, failAt >= 0 ? Math.min(failAt, lasts.length) : lasts.length);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});

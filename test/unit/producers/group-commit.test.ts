@@ -110,3 +110,101 @@ test('while other batches of a fetch are still coming, the next transaction wait
   await stuck.submit(chunks[0]!);
   assert.equal(stuck.transactions, 1);
 });
+
+/**
+ * A VerdictProducer with two lanes, as createVerdictProducer(…, 2): a transaction writes at
+ * once, then waits for `after` before it commits, and aborts if `after` failed. Attempt
+ * `failAt` fails at its commit. Records what each committed transaction held, in commit order.
+ */
+function twoLanes(failAt: number, pauses: number[]) {
+  const transactions: number[][] = [];
+  let attempts = 0;
+  let open = 0;
+  let maxOpen = 0;
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const producer: VerdictProducer = {
+    lanes: 2,
+    connect: async () => undefined,
+    disconnect: async () => undefined,
+    async commit(topicMessages, _group, offsets, options) {
+      const n = attempts++;
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      try {
+        // Writing takes a few turns, more or fewer than the transaction before it needs to commit.
+        for (let p = 0; p < (pauses[n % Math.max(1, pauses.length)] ?? 1); p++) await turn();
+        if (options?.after) await options.after;
+        if (n === failAt) throw new Error('injected');
+        assert.ok(offsets.length > 0);
+        transactions.push([...new Set([...topicMessages.values()].flat().map((m) => Number(/^c(\d+)-/.exec(String(m.key))![1])))].sort((a, b) => a - b));
+        return new Map([['changelog:0', BigInt(transactions.length)]]);
+      } finally {
+        open--;
+      }
+    },
+  };
+  return { producer, transactions, maxOpen: () => maxOpen, attempts: () => attempts };
+}
+
+test('with two lanes, the next transaction opens while one commits, and still what commits is a prefix of the queue, in order, nothing after a failure', async () => {
+  await fc.assert(
+    fc.asyncProperty(chunksArb, fc.integer({ min: 1, max: 60 }), fc.integer({ min: -1, max: 6 }), fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 30 }), fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 12 }), async (chunks, maxRecords, failAt, pauses, writeTurns) => {
+      const { producer, transactions, maxOpen, attempts } = twoLanes(failAt, writeTurns);
+      const committer = createGroupCommitter(producer, 'g', { maxRecords });
+      const outcomes: string[] = new Array<string>(chunks.length);
+      const pending: Promise<void>[] = [];
+      for (let i = 0; i < chunks.length; i++) {
+        pending.push(committer.submit(chunks[i]!).then(() => void (outcomes[i] = 'ok'), () => void (outcomes[i] = 'failed')));
+        for (let p = 0; p < (pauses[i] ?? 0); p++) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(pending);
+      await committer.drained();
+      assert.ok(maxOpen() <= 2, `${maxOpen()} transactions open at once`);
+      const committed = transactions.flat();
+      assert.deepEqual(committed, committed.map((_, i) => i), 'committed in queue order, each chunk once, whole');
+      assert.deepEqual(outcomes, chunks.map((_, i) => (i < committed.length ? 'ok' : 'failed')));
+      for (const t of transactions) {
+        const records = t.reduce((n, i) => n + chunks[i]!.records, 0);
+        assert.ok(records <= maxRecords || t.length === 1);
+      }
+      if (committed.length < chunks.length) {
+        assert.equal(transactions.length, failAt, 'nothing committed after the failed one');
+        // At most the one transaction already open behind the failed one was attempted after it, and it aborted.
+        assert.ok(attempts() <= failAt + 2, `${attempts()} attempts, the failure was attempt ${failAt + 1}`);
+        await assert.rejects(committer.submit(chunks[0]!), /earlier transaction failed/);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('with two lanes, a chunk queued while a transaction commits goes into a second transaction at once', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const started: number[] = [];
+  const producer: VerdictProducer = {
+    lanes: 2,
+    connect: async () => undefined,
+    disconnect: async () => undefined,
+    async commit(topicMessages, _group, _offsets, options) {
+      started.push(started.length);
+      if (started.length === 1) await gate;
+      if (options?.after) await options.after;
+      return new Map();
+    },
+  };
+  const committer = createGroupCommitter(producer, 'g', { maxRecords: 100 });
+  const [a, b] = fc.sample(chunksArb.filter((c) => c.length >= 2), { numRuns: 1, seed: 3 })[0]!;
+  const first = committer.submit(a!);
+  await new Promise((resolve) => setImmediate(resolve));
+  const second = committer.submit(b!);
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(started.length, 2, 'the second transaction opened while the first was held');
+  let secondDone = false;
+  void second.then(() => (secondDone = true));
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(secondDone, false, 'the second did not commit before the first');
+  release();
+  await Promise.all([first, second]);
+  assert.equal(committer.transactions, 2);
+});
