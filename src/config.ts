@@ -37,7 +37,7 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('brokers', 'list', '127.0.0.1:9092', 'Kafka bootstrap brokers, comma-separated host:port.'),
   opt('clientId', 'string', 'simhash-dedup', 'Kafka client id.'),
   opt('groupId', 'string', 'simhash-dedup', 'Consumer group id of the pipeline.'),
-  opt('instanceId', 'string', 'dedup-0', 'Stable id of this instance; the transactional ids are <groupId>-<instanceId> and <groupId>-<instanceId>.1 (two transactions open at once), so a restarted instance fences its zombie.'),
+  opt('instanceId', 'string', 'dedup-0', 'Stable id of this instance; the transactional id is <groupId>-<instanceId>, so a restarted instance fences its zombie.'),
   opt('pagesTopic', 'string', 'crawl.pages', 'Input topic the crawler publishes pages to.'),
   opt('novelTopic', 'string', 'pages.novel', 'Output topic for novel pages (the downstream indexer reads it).'),
   opt('duplicateTopic', 'string', 'pages.duplicate', 'Output topic for duplicates, with what they duplicate.'),

@@ -406,8 +406,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     logger.info('snapshot loaded', { pages: loaded.header.pages, createdAt: loaded.header.createdAt });
   }
 
-  // Two lanes: the next transaction writes while the last one commits (docs/architecture.md).
-  const producer = createVerdictProducer(kafka, `${config.groupId}-${config.instanceId}`, maxRecordBytes, 2);
+  const producer = createVerdictProducer(kafka, `${config.groupId}-${config.instanceId}`, maxRecordBytes);
   await producer.connect();
   closers.push('verdict producer', () => producer.disconnect());
   const replay = await replayChangelog({ kafka, topic: config.fingerprintsTopic, from: snapshotOffsets, codec, apply: candidate, logger, groupIdPrefix: config.groupId, fingerprintVersion: version });

@@ -30,23 +30,8 @@ export interface VerdictProducer {
    * with the last offset written per "topic:partition", so a snapshot can name
    * exactly what it includes even before the high watermark shows it.
    */
-  commit(topicMessages: Map<string, OutputMessage[]>, consumerGroupId: string, offsets: readonly CommittedOffsets[], options?: CommitOptions): Promise<Map<string, bigint>>;
+  commit(topicMessages: Map<string, OutputMessage[]>, consumerGroupId: string, offsets: readonly CommittedOffsets[]): Promise<Map<string, bigint>>;
   disconnect(): Promise<void>;
-  /**
-   * Transactions that may be open at once (default 1). With more than one,
-   * each runs on a producer of its own, and `after` keeps their commits in
-   * order.
-   */
-  readonly lanes?: number;
-}
-
-export interface CommitOptions {
-  /**
-   * The transaction before this one. This one writes its records and offsets
-   * meanwhile, but commits only once that one has committed; if it fails,
-   * this one aborts.
-   */
-  readonly after?: Promise<unknown>;
 }
 
 /** kafkajs error types that mean another producer took over: never retry, stop. */
@@ -103,140 +88,74 @@ export function splitRequests(topicMessages: Map<string, OutputMessage[]>, maxBy
  *   smallest limit among the topics written (a topic left at Kafka's 1 MiB
  *   default, or set lower, would refuse a 1 MiB batch of small records).
  */
-/** The transactional id of lane `lane`: the first keeps the instance's id as it always was. */
-export function laneTransactionalId(transactionalId: string, lane: number): string {
-  return lane === 0 ? transactionalId : `${transactionalId}.${lane}`;
-}
-
-/**
- * @param lanes transactions open at once, each on a producer of its own
- *   (transactional ids: laneTransactionalId). Every lane is opened by
- *   connect(), so a restarted instance fences all of its predecessor's.
- */
-export function createVerdictProducer(kafka: Kafka, transactionalId: string, maxRecordBytes: ReadonlyMap<string, number> = new Map(), lanes = 1): VerdictProducer {
-  const producers: Producer[] = Array.from({ length: Math.max(1, lanes) }, (_, lane) =>
-    kafka.producer({
-      transactionalId: laneTransactionalId(transactionalId, lane),
-      idempotent: true,
-      retry: IDEMPOTENT_PRODUCER_RETRY,
-      maxInFlightRequests: 1,
-      transactionTimeout: 60_000,
-      allowAutoTopicCreation: false,
-    }),
-  );
-  /** Per lane, the end of its last transaction: a lane runs one at a time. */
-  const laneTail: Promise<unknown>[] = producers.map(() => Promise.resolve());
-  let nextLane = 0;
-  /**
-   * When the last transaction begun has sent its offsets (or given up). The
-   * group keeps, per partition, the offset whose commit record is last in
-   * its log, not the one committed last: so a transaction sends its offsets
-   * only after the one before it has, or that one's older offset would win.
-   */
-  let offsetsSent: Promise<void> = Promise.resolve();
-  /** Likewise for its records: every output partition holds them in the order of the transactions, as decided. */
-  let recordsSent: Promise<void> = Promise.resolve();
+export function createVerdictProducer(kafka: Kafka, transactionalId: string, maxRecordBytes: ReadonlyMap<string, number> = new Map()): VerdictProducer {
+  const producer: Producer = kafka.producer({
+    transactionalId,
+    idempotent: true,
+    retry: IDEMPOTENT_PRODUCER_RETRY,
+    maxInFlightRequests: 1,
+    transactionTimeout: 60_000,
+    allowAutoTopicCreation: false,
+  });
   return {
-    lanes: producers.length,
     async connect() {
-      for (let lane = 0; lane < producers.length; lane++) {
-        const producer = producers[lane]!;
-        try {
-          await producer.connect();
-          // kafkajs runs InitProducerId (which fences and aborts the zombie's
-          // open transaction) on the first transaction(); do it now, before the
-          // changelog is replayed, so replay reads up to a stable end.
-          const transaction = await producer.transaction();
-          await transaction.abort();
-        } catch (error) {
-          throw new DedupError('KAFKA', `transactional producer ${laneTransactionalId(transactionalId, lane)} failed to start: ${(error as Error).message}`, { cause: error, retriable: true });
-        }
+      try {
+        await producer.connect();
+        // kafkajs runs InitProducerId (which fences and aborts the zombie's
+        // open transaction) on the first transaction(); do it now, before the
+        // changelog is replayed, so replay reads up to a stable end.
+        const transaction = await producer.transaction();
+        await transaction.abort();
+      } catch (error) {
+        throw new DedupError('KAFKA', `transactional producer ${transactionalId} failed to start: ${(error as Error).message}`, { cause: error, retriable: true });
       }
     },
-    async commit(topicMessages, consumerGroupId, offsets, options) {
-      const lane = nextLane;
-      nextLane = (nextLane + 1) % producers.length;
-      const order = {
-        recordsBefore: recordsSent,
-        offsetsBefore: offsetsSent,
-        recordsSent: () => undefined as void,
-        offsetsSent: () => undefined as void,
-      };
-      recordsSent = new Promise<void>((resolve) => (order.recordsSent = resolve));
-      offsetsSent = new Promise<void>((resolve) => (order.offsetsSent = resolve));
-      const run = laneTail[lane]!.then(() => commitOn(producers[lane]!, topicMessages, consumerGroupId, offsets, options?.after, order)).finally(() => {
-        // Given up early: the next transaction must not wait on this one (it aborts anyway, through `after`).
-        order.recordsSent();
-        order.offsetsSent();
-      });
-      laneTail[lane] = run.catch(() => undefined);
-      return run;
+    async commit(topicMessages, consumerGroupId, offsets) {
+      const transaction = await producer.transaction();
+      const written = new Map<string, bigint>();
+      try {
+        let limit = MAX_REQUEST_BYTES;
+        for (const topic of topicMessages.keys()) {
+          const topicLimit = maxRecordBytes.get(topic);
+          if (topicLimit !== undefined) limit = Math.min(limit, Math.max(1024, topicLimit - RECORD_OVERHEAD_BYTES));
+        }
+        for (const request of splitRequests(topicMessages, limit)) {
+          const metadata = await transaction.sendBatch({ acks: -1, topicMessages: request });
+          // Exact where a topic's messages of this request went to one
+          // partition (the single-instance changelog); skipped otherwise.
+          for (const m of metadata) {
+            if (m.baseOffset === undefined || metadata.filter((x) => x.topicName === m.topicName).length !== 1) continue;
+            const count = request.filter((r) => r.topic === m.topicName).reduce((n, r) => n + r.messages.length, 0);
+            if (count > 0) written.set(`${m.topicName}:${m.partition}`, BigInt(m.baseOffset) + BigInt(count) - 1n);
+          }
+        }
+        const topics = new Map<string, { partition: number; offset: string }[]>();
+        for (const o of offsets) {
+          const partitions = topics.get(o.topic) ?? [];
+          partitions.push({ partition: o.partition, offset: o.offset });
+          topics.set(o.topic, partitions);
+        }
+        await transaction.sendOffsets({ consumerGroupId, topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })) });
+        await transaction.commit();
+        return written;
+      } catch (error) {
+        await transaction.abort().catch(() => undefined);
+        const fenced = errorTypeIn(error, FENCED);
+        const tooLarge = errorTypeIn(error, TOO_LARGE);
+        const why = fenced
+          ? ' (fenced by a newer instance)'
+          : tooLarge
+            ? ' (a record is larger than an output topic accepts: raise its max.message.bytes to at least 2 x maxPageBytes + 1 MiB, as the topics this process creates have)'
+            : '';
+        throw new DedupError('KAFKA', `transaction failed${why}: ${(error as Error).message}`, {
+          cause: error,
+          retriable: !fenced && !tooLarge,
+          details: { fenced, tooLarge },
+        });
+      }
     },
     async disconnect() {
-      await Promise.all(producers.map((p) => p.disconnect()));
+      await producer.disconnect();
     },
   };
-
-  async function commitOn(
-    producer: Producer,
-    topicMessages: Map<string, OutputMessage[]>,
-    consumerGroupId: string,
-    offsets: readonly CommittedOffsets[],
-    after: Promise<unknown> | undefined,
-    order: { recordsBefore: Promise<void>; offsetsBefore: Promise<void>; recordsSent: () => void; offsetsSent: () => void },
-  ): Promise<Map<string, bigint>> {
-    const transaction = await producer.transaction();
-    const written = new Map<string, bigint>();
-    try {
-      let limit = MAX_REQUEST_BYTES;
-      for (const topic of topicMessages.keys()) {
-        const topicLimit = maxRecordBytes.get(topic);
-        if (topicLimit !== undefined) limit = Math.min(limit, Math.max(1024, topicLimit - RECORD_OVERHEAD_BYTES));
-      }
-      await order.recordsBefore;
-      for (const request of splitRequests(topicMessages, limit)) {
-        const metadata = await transaction.sendBatch({ acks: -1, topicMessages: request });
-        // Exact where a topic's messages of this request went to one
-        // partition (the single-instance changelog); skipped otherwise.
-        for (const m of metadata) {
-          if (m.baseOffset === undefined || metadata.filter((x) => x.topicName === m.topicName).length !== 1) continue;
-          const count = request.filter((r) => r.topic === m.topicName).reduce((n, r) => n + r.messages.length, 0);
-          if (count > 0) written.set(`${m.topicName}:${m.partition}`, BigInt(m.baseOffset) + BigInt(count) - 1n);
-        }
-      }
-      order.recordsSent();
-      const topics = new Map<string, { partition: number; offset: string }[]>();
-      for (const o of offsets) {
-        const partitions = topics.get(o.topic) ?? [];
-        partitions.push({ partition: o.partition, offset: o.offset });
-        topics.set(o.topic, partitions);
-      }
-      await order.offsetsBefore;
-      await transaction.sendOffsets({ consumerGroupId, topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })) });
-      order.offsetsSent();
-      if (after !== undefined) {
-        try {
-          await after;
-        } catch (error) {
-          throw new DedupError('KAFKA', `not committed: the transaction before it failed: ${(error as Error).message}`, { cause: error });
-        }
-      }
-      await transaction.commit();
-      return written;
-    } catch (error) {
-      await transaction.abort().catch(() => undefined);
-      const fenced = errorTypeIn(error, FENCED);
-      const tooLarge = errorTypeIn(error, TOO_LARGE);
-      const why = fenced
-        ? ' (fenced by a newer instance)'
-        : tooLarge
-          ? ' (a record is larger than an output topic accepts: raise its max.message.bytes to at least 2 x maxPageBytes + 1 MiB, as the topics this process creates have)'
-          : '';
-      throw new DedupError('KAFKA', `transaction failed${why}: ${(error as Error).message}`, {
-        cause: error,
-        retriable: !fenced && !tooLarge,
-        details: { fenced, tooLarge },
-      });
-    }
-  }
 }

@@ -11,11 +11,6 @@
  * wait a few milliseconds for the other partitions' chunks of the same fetch
  * (`hold`), so that one fetch costs one transaction.
  *
- * A producer with two lanes (VerdictProducer.lanes) lets the next
- * transaction start while the last one commits: it writes meanwhile, and
- * commits only after the one before it (`after`), so the commits stay in
- * queue order.
- *
  * Exactly once holds as with one chunk per transaction: a chunk's verdicts,
  * changelog entries and input offsets are still in one transaction. Chunks are
  * queued in the order they were decided, and a transaction takes a prefix of
@@ -90,28 +85,19 @@ export interface GroupCommitterOptions {
 
 export function createGroupCommitter(producer: VerdictProducer, consumerGroupId: string, options: GroupCommitterOptions): GroupCommitter {
   const { maxRecords } = options;
-  /** Transactions open at once: the next one writes while the last one commits (see VerdictProducer.lanes). */
-  const lanes = Math.max(1, producer.lanes ?? 1);
   const queue: Waiting[] = [];
   let running: Promise<void> | null = null;
   let failure: unknown = null;
   let transactions = 0;
   let wake: (() => void) | null = null;
-  /** Transactions started and not settled. */
-  let open = 0;
-  /** The last transaction started: the next one commits only after it. */
-  let last: Promise<unknown> | null = null;
-  /** Called when a transaction settles (a lane is free). */
-  let freed: (() => void) | null = null;
 
   async function run(): Promise<void> {
     try {
       await drain();
     } finally {
       // Cleared in the same tick as the queue was seen empty, so a chunk
-      // queued after this starts a new run; one queued in between starts it here.
+      // queued after this starts a new run.
       running = null;
-      if (queue.length > 0 && failure === null) running = run();
     }
   }
 
@@ -132,51 +118,26 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
     }
   }
 
-  /** Runs one transaction; with lanes > 1 it may still be open when the next one starts. */
-  async function transact(batch: Waiting[]): Promise<void> {
-    const { topicMessages, offsets } = mergeChunks(batch.map((w) => w.chunk));
-    const after = lanes > 1 && last !== null ? last : undefined;
-    const commit = producer.commit(topicMessages, consumerGroupId, offsets, after === undefined ? undefined : { after });
-    last = commit;
-    // Awaited by the next transaction, if any; observed here in any case.
-    commit.catch(() => undefined);
-    try {
-      const written = await commit;
-      transactions++;
-      options.observe?.('committed', batch.length);
-      for (const w of batch) w.resolve(written);
-    } catch (error) {
-      options.observe?.('aborted', batch.length, error);
-      // Nothing commits after a failed transaction: the decisions behind the
-      // queued chunks may name pages of the failed one (a transaction already
-      // open behind it aborts, as it commits only after this one).
-      failure ??= error;
-      for (const w of [...batch, ...queue.splice(0)]) w.reject(error);
-    }
-  }
-
   async function drain(): Promise<void> {
-    while (queue.length > 0 || open > 0) {
-      if (queue.length === 0 || open >= lanes || failure !== null) {
-        // Wait for a lane, or for the last transactions to settle.
-        await new Promise<void>((resolve) => (freed = resolve));
-        freed = null;
-        continue;
-      }
-      // Lingering is for an idle committer: with a transaction open, chunks gather behind it anyway.
-      if (open === 0) await linger();
-      if (queue.length === 0 || failure !== null) continue;
+    while (queue.length > 0) {
+      await linger();
       let records = 0;
       let take = 0;
       while (take < queue.length && (take === 0 || records + queue[take]!.chunk.records <= maxRecords)) records += queue[take++]!.chunk.records;
       const batch = queue.splice(0, take);
-      open++;
-      const settled = transact(batch).finally(() => {
-        open--;
-        freed?.();
-      });
-      // One lane: the transaction ends before the next one is taken, as before.
-      if (lanes === 1) await settled;
+      const { topicMessages, offsets } = mergeChunks(batch.map((w) => w.chunk));
+      try {
+        const written = await producer.commit(topicMessages, consumerGroupId, offsets);
+        transactions++;
+        options.observe?.('committed', batch.length);
+        for (const w of batch) w.resolve(written);
+      } catch (error) {
+        options.observe?.('aborted', batch.length, error);
+        // Nothing commits after a failed transaction: the decisions behind the
+        // queued chunks may name pages of the failed one.
+        failure = error;
+        for (const w of [...batch, ...queue.splice(0)]) w.reject(error);
+      }
     }
   }
 
@@ -185,8 +146,6 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
       if (failure !== null) return Promise.reject(new DedupError('KAFKA', `not committed: an earlier transaction failed: ${(failure as Error).message}`, { cause: failure }));
       const done = new Promise<Map<string, bigint>>((resolve, reject) => queue.push({ chunk, queuedAt: Date.now(), resolve, reject }));
       running ??= run();
-      // A lane may be free while the run waits for one to settle.
-      freed?.();
       return done;
     },
     async drained() {
