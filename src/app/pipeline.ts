@@ -36,7 +36,7 @@ import type { Decider } from '../dedup/decider.js';
 import { createMetrics, type MetricsState } from '../metrics/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../metrics/metrics-server.js';
 import { createRecordCodecFromConfig, type RegistryCodecOptions } from '../wire/record-codec.js';
-import { createPageBatchProcessor, type ProcessorTopics } from '../chunk/page-batch-processor.js';
+import { createPageBatchProcessor, type PageBatchProcessor, type ProcessorTopics } from '../chunk/page-batch-processor.js';
 import { createCrawledPagesConsumer, type CrawledPagesConsumer } from '../consumers/crawled-pages.consumer.js';
 import { replayChangelog } from '../kafka/changelog-replay.js';
 import { clusterId, endOffsets, topicRecordLimits } from '../kafka/admin.js';
@@ -185,6 +185,40 @@ async function startCommon(config: DedupConfig, logger: Logger, closers: Closers
   return { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version };
 }
 
+type Common = Awaited<ReturnType<typeof startCommon>>;
+
+/** The chunk processor of every mode: the decider is single mode's; the other modes decide through their index partitions or shards. */
+function batchProcessor(config: DedupConfig, common: Common, decider: Decider | null): PageBatchProcessor {
+  return createPageBatchProcessor({
+    topics: processorTopics(config),
+    codec: common.codec,
+    fingerprinter: common.fingerprinter,
+    preparePool: common.preparePool,
+    decider,
+    metrics: common.metrics,
+    maxDeadLetterBytes: config.maxPageBytes * 2,
+    maxRecordBytes: common.maxRecordBytes,
+    fingerprintVersion: common.fingerprintVersion,
+  });
+}
+
+/** A started pipeline: `stop` runs the mode's shutdown once, however often it is called. */
+function pipelineHandle(common: Common, failed: Promise<unknown>, logger: Logger, shutdown: () => Promise<void>): Pipeline {
+  let stopping: Promise<void> | null = null;
+  return {
+    metricsPort: common.server?.port ?? 0,
+    failed,
+    stop() {
+      stopping ??= (async () => {
+        logger.info('stopping: finishing the chunk in flight');
+        await shutdown();
+        logger.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
 export async function startPipeline(config: DedupConfig, logger: Logger, registry: Registry = new Registry()): Promise<Pipeline> {
   const closers = new Closers(logger);
   try {
@@ -203,7 +237,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   const ready = (): boolean => consumer?.ready ?? false;
   const held = () => holder?.held ?? [];
   const sum = (f: (s: ShardState) => number) => held().reduce((total, s) => total + f(s), 0);
-  const { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
+  const common = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => sum((s) => s.size),
     indexBytes: () => sum((s) => s.byteLength),
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -211,6 +245,7 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
     planCandidatesPerProbe: () => describePlan(plan, Math.max(1, sum((s) => s.size))).expectedCandidatesPerProbe,
     shardSizes: () => held().map((s) => [s.shard, s.size] as [number, number]),
   });
+  const { metrics, kafka, codec, maxRecordBytes, fingerprintVersion: version } = common;
 
   let fail!: (error: unknown) => void;
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
@@ -237,35 +272,13 @@ async function startSharded(config: DedupConfig, logger: Logger, registry: Regis
   });
   await holder.start();
   closers.push('shard holder', () => holder!.stop());
-  const processor = createPageBatchProcessor({
-    topics: processorTopics(config),
-    codec,
-    fingerprinter,
-    preparePool,
-    decider: null,
-    metrics,
-    maxDeadLetterBytes: config.maxPageBytes * 2,
-    maxRecordBytes,
-    fingerprintVersion: version,
-  });
+  const processor = batchProcessor(config, common, null);
   consumer = createShardedPagesConsumer({ kafka, config, processor, appender, answers, holder, metrics, logger, maxRecordBytes, onFatal: (error) => fail(error) });
   await consumer.start();
   closers.push('consumer', () => consumer!.stop());
   logger.info('sharded pipeline started', { shards: config.shards, plan: { k: plan.k, blocks: plan.blockWidths, tables: plan.tables.length } });
 
-  let stopping: Promise<void> | null = null;
-  return {
-    metricsPort: server?.port ?? 0,
-    failed,
-    stop() {
-      stopping ??= (async () => {
-        logger.info('stopping: finishing the chunk in flight');
-        await closers.closeAll();
-        logger.info('stopped');
-      })();
-      return stopping;
-    },
-  };
+  return pipelineHandle(common, failed, logger, () => closers.closeAll());
 }
 
 async function startRouted(config: DedupConfig, logger: Logger, registry: Registry, closers: Closers): Promise<Pipeline> {
@@ -274,7 +287,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
   let owner: RoutedOwner | null = null;
   const ready = (): boolean => owner?.ready ?? false;
   const held = () => holder?.held ?? [];
-  const { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
+  const common = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => held().reduce((n, s) => n + s.size, 0),
     indexBytes: () => held().reduce((n, s) => n + s.index.byteLength + s.store.byteLength + (s.bands?.byteLength ?? 0), 0),
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
@@ -282,6 +295,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
     planCandidatesPerProbe: () => describePlan(plan, Math.max(1, held().reduce((n, s) => n + s.size, 0))).expectedCandidatesPerProbe,
     shardSizes: () => held().map((s) => [s.partition, s.size] as [number, number]),
   });
+  const { metrics, kafka, maxRecordBytes } = common;
   let fail!: (error: unknown) => void;
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
   const appender = createLogAppender(kafka);
@@ -292,17 +306,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
   holder = createRoutedHolder({ kafka, topics, groupId: config.groupId, instanceId: config.instanceId, plan, k: config.k, secondStage, appender, metrics, logger, onFatal: (error) => fail(error) });
   await holder.start();
   closers.push('index holder', () => holder!.stop());
-  const processor = createPageBatchProcessor({
-    topics: processorTopics(config),
-    codec,
-    fingerprinter,
-    preparePool,
-    decider: null,
-    metrics,
-    maxDeadLetterBytes: config.maxPageBytes * 2,
-    maxRecordBytes,
-    fingerprintVersion: version,
-  });
+  const processor = batchProcessor(config, common, null);
   owner = createRoutedOwner({
     kafka,
     topics,
@@ -326,35 +330,25 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
   logger.info('routed pipeline started', { indexPartitions: config.indexPartitions, plan: { k: plan.k, blocks: plan.blockWidths, tables: plan.tables.length } });
   // Main-thread time from here on (fingerprinting runs on the worker threads): the coordination bench reads it from the stop line.
   const loopBefore = performance.eventLoopUtilization();
-  let stopping: Promise<void> | null = null;
-  return {
-    metricsPort: server?.port ?? 0,
-    failed,
-    stop() {
-      stopping ??= (async () => {
-        logger.info('stopping: finishing the chunk in flight');
-        const loop = performance.eventLoopUtilization(loopBefore);
-        await closers.closeAll();
-        const o = owner!.traffic();
-        const h = holder!.traffic();
-        logger.info('routed traffic', {
-          assignments: o.takeovers,
-          indexReplays: h.takeovers,
-          committedRecords: o.committedRecords,
-          chunks: o.chunks,
-          roundTwoAsks: o.roundTwoAsks,
-          roundTrips: o.roundTrips,
-          readBytes: o.readBytes + h.readBytes,
-          readRecords: o.readRecords + h.readRecords,
-          writtenBytes: o.writtenBytes + h.writtenBytes,
-          writtenRecords: o.writtenRecords + h.writtenRecords,
-          mainThreadBusyMs: Math.round(loop.active),
-        });
-        logger.info('stopped');
-      })();
-      return stopping;
-    },
-  };
+  return pipelineHandle(common, failed, logger, async () => {
+    const loop = performance.eventLoopUtilization(loopBefore);
+    await closers.closeAll();
+    const o = owner!.traffic();
+    const h = holder!.traffic();
+    logger.info('routed traffic', {
+      assignments: o.takeovers,
+      indexReplays: h.takeovers,
+      committedRecords: o.committedRecords,
+      chunks: o.chunks,
+      roundTwoAsks: o.roundTwoAsks,
+      roundTrips: o.roundTrips,
+      readBytes: o.readBytes + h.readBytes,
+      readRecords: o.readRecords + h.readRecords,
+      writtenBytes: o.writtenBytes + h.writtenBytes,
+      writtenRecords: o.writtenRecords + h.writtenRecords,
+      mainThreadBusyMs: Math.round(loop.active),
+    });
+  });
 }
 
 async function startSingle(config: DedupConfig, logger: Logger, registry: Registry, closers: Closers): Promise<Pipeline> {
@@ -363,13 +357,14 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   const plan = planFromConfig(config);
   /** Ready = the index is loaded and the consumer is in its group, fetching. */
   const ready = (): boolean => decider !== null && (consumer?.joined ?? false);
-  const { metrics, kafka, server, codec, fingerprinter, preparePool, maxRecordBytes, fingerprintVersion: version } = await startCommon(config, logger, closers, ready, registry, {
+  const common = await startCommon(config, logger, closers, ready, registry, {
     indexFingerprints: () => decider?.index.size ?? 0,
     indexBytes: () => decider?.byteLength ?? 0,
     indexMemoryLimitBytes: () => config.memoryBudgetBytes,
     indexTables: () => plan.tables.length,
     planCandidatesPerProbe: () => describePlan(plan, Math.max(1, decider?.index.size ?? 1)).expectedCandidatesPerProbe,
   });
+  const { metrics, kafka, codec, maxRecordBytes, fingerprintVersion: version } = common;
 
   const recoveryStarted = Date.now();
   let snapshotOffsets: Record<string, string> = {};
@@ -446,17 +441,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
     logger.info('snapshot written', { reason, bytes, pages: decider.store.size, seconds: (Date.now() - started) / 1000 });
   }
 
-  const processor = createPageBatchProcessor({
-    topics: processorTopics(config),
-    codec,
-    fingerprinter,
-    preparePool,
-    decider,
-    metrics,
-    maxDeadLetterBytes: config.maxPageBytes * 2,
-    maxRecordBytes,
-    fingerprintVersion: version,
-  });
+  const processor = batchProcessor(config, common, decider);
 
   let fail!: (error: unknown) => void;
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
@@ -500,23 +485,13 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   });
   await consumer.start();
 
-  let stopping: Promise<void> | null = null;
-  return {
-    metricsPort: server?.port ?? 0,
-    failed,
-    stop() {
-      stopping ??= (async () => {
-        logger.info('stopping: finishing the chunk in flight');
-        await consumer!.stop().catch((error: unknown) => logger.error('consumer stop failed', { error }));
-        if (snapshotting) await snapshotting;
-        await snapshot('shutdown').catch((error: unknown) => {
-          metrics.errors.inc({ code: errorCode(error) });
-          logger.error('snapshot at shutdown failed; the next start replays more of the changelog', { error });
-        });
-        await closers.closeAll();
-        logger.info('stopped');
-      })();
-      return stopping;
-    },
-  };
+  return pipelineHandle(common, failed, logger, async () => {
+    await consumer!.stop().catch((error: unknown) => logger.error('consumer stop failed', { error }));
+    if (snapshotting) await snapshotting;
+    await snapshot('shutdown').catch((error: unknown) => {
+      metrics.errors.inc({ code: errorCode(error) });
+      logger.error('snapshot at shutdown failed; the next start replays more of the changelog', { error });
+    });
+    await closers.closeAll();
+  });
 }
