@@ -25,7 +25,7 @@
  * again, the home shards recognise the ids, and the reprobe gives each the
  * verdict of its first appearance.
  */
-import type { Admin, EachBatchPayload, Kafka } from 'kafkajs';
+import type { EachBatchPayload, Kafka } from 'kafkajs';
 import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -33,13 +33,12 @@ import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-
 import { keepsSketches } from '../dedup/create-decider.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender } from '../kafka/log-appender.js';
-import { createVerdictProducer, type VerdictProducer } from '../kafka/verdict-producer.js';
 import { encodeShardRecord } from '../wire/shard-records.js';
 import { sketchToWire } from '../wire/sketch-wire.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
 import { committedChunk, pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
-import { createPartitionFences } from './partition-fences.js';
+import { createInputFences } from '../kafka/input-fences.js';
 import type { PageBatchProcessor, PreparedChunk, PreparedPage } from '../chunk/page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
@@ -100,33 +99,12 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
   };
   /** The input partitions of the current assignment. */
   let assigned = new Set<number>();
-  let admin: Admin | null = null;
-
-  async function committedOffset(partition: number): Promise<bigint> {
-    if (!admin) {
-      const created = kafka.admin();
-      await created.connect();
-      admin = created;
-    }
-    const [topic] = await admin.fetchOffsets({ groupId: config.groupId, topics: [config.pagesTopic] });
-    const offset = topic?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
-    return offset.startsWith('-') ? 0n : BigInt(offset);
-  }
-
   /**
    * Per partition and assignment: the producer that fenced the previous owner,
    * and the committed offset read after it. Records below it are skipped: the
    * previous owner may have committed them after this member joined.
    */
-  const fences = createPartitionFences<VerdictProducer>({
-    open: async (partition) => {
-      const created = createVerdictProducer(kafka, `${config.groupId}-${config.pagesTopic}-${partition}`, options.maxRecordBytes);
-      await created.connect();
-      return created;
-    },
-    committed: committedOffset,
-    close: (producer) => producer.disconnect(),
-  });
+  const fences = createInputFences(kafka, { groupId: config.groupId, pagesTopic: config.pagesTopic, maxRecordBytes: options.maxRecordBytes });
 
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = payload.memberAssignment as Record<string, number[] | undefined>;
@@ -315,7 +293,6 @@ export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions)
       await consumer.stop().catch(() => undefined);
       await consumer.disconnect().catch(() => undefined);
       await fences.close();
-      await admin?.disconnect().catch(() => undefined);
     },
   };
 }

@@ -24,7 +24,7 @@
  * offset, and takes those chunks as they were cut, waiting for their replies
  * (the holders answer chunks not committed yet, and again after a restore).
  */
-import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
@@ -48,12 +48,13 @@ import {
   type ChunkKey,
   type SlottedPage,
 } from '../wire/routed-records.js';
-import { createVerdictProducer, type VerdictProducer } from './verdict-producer.js';
+import type { VerdictProducer } from './verdict-producer.js';
 import type { LogAppender, LogRecord } from './log-appender.js';
 import { readPartition } from './partition-reader.js';
 import { shardAssigner } from './shard-assigner.js';
 import { pagesGroupConsumer } from '../consumers/crawled-pages.consumer.js';
-import { createPartitionFences, type Lease } from '../consumers/partition-fences.js';
+import type { Lease } from '../consumers/partition-fences.js';
+import { createInputFences } from './input-fences.js';
 import { countWritten, type RoutedHolder, type Traffic } from './routed-holder.js';
 
 export interface RoutedOwnerOptions {
@@ -295,29 +296,8 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     onFatal(error);
   };
   let assigned = new Set<number>();
-  let admin: Admin | null = null;
   const states = new Map<number, PartitionState>();
-
-  async function committedOffset(partition: number): Promise<bigint> {
-    if (!admin) {
-      const created = kafka.admin();
-      await created.connect();
-      admin = created;
-    }
-    const [topic] = await admin.fetchOffsets({ groupId: options.groupId, topics: [topics.pages] });
-    const offset = topic?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
-    return offset.startsWith('-') ? 0n : BigInt(offset);
-  }
-
-  const fences = createPartitionFences<VerdictProducer>({
-    open: async (partition) => {
-      const created = createVerdictProducer(kafka, `${options.groupId}-${topics.pages}-${partition}`, options.maxRecordBytes);
-      await created.connect();
-      return created;
-    },
-    committed: committedOffset,
-    close: (producer) => producer.disconnect(),
-  });
+  const fences = createInputFences(kafka, { groupId: options.groupId, pagesTopic: topics.pages, maxRecordBytes: options.maxRecordBytes });
 
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = payload.memberAssignment as Record<string, number[] | undefined>;
@@ -676,7 +656,6 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       await consumer.disconnect().catch(() => undefined);
       await fences.close();
       await tail.stop();
-      await admin?.disconnect().catch(() => undefined);
     },
   };
 }
