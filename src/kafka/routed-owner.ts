@@ -50,6 +50,7 @@ import {
 } from '../wire/routed-records.js';
 import type { VerdictProducer } from './verdict-producer.js';
 import type { LogAppender, LogRecord } from './log-appender.js';
+import type { JoinedVerdict } from '../dedup/answer-join.js';
 import { readPartition } from './partition-reader.js';
 import { shardAssigner } from './shard-assigner.js';
 import { pagesGroupConsumer } from '../consumers/crawled-pages.consumer.js';
@@ -85,17 +86,8 @@ export interface RoutedOwner {
   traffic(): Traffic & { committedRecords: number; chunks: number; roundTwoAsks: number; roundTrips: number };
 }
 
-/** A page id's verdict as p's id store keeps it (dedup.ids, JSON). */
-interface StoredVerdict {
-  readonly verdict: 'novel' | 'duplicate';
-  readonly duplicateOf: string | null;
-  readonly distance: number | null;
-  readonly hi: number;
-  readonly lo: number;
-  readonly duplicateOfHi: number | null;
-  readonly duplicateOfLo: number | null;
-  readonly sequence: number;
-}
+/** A page id's verdict as p's id store keeps it (dedup.ids, JSON): a joined verdict, less whether it was a repeat. */
+type StoredVerdict = Omit<JoinedVerdict, 'repeated'>;
 
 /** Where p's next owner starts: written with every transaction (dedup.ids, under the position header). */
 interface Position {
