@@ -190,8 +190,11 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     state.window = config.maxFingerprints;
     // Changelog entries are applied in bulk (radix-sorted runs), not one insert at a time.
     const pending: Parameters<ShardState['restoreBatch']>[0][number][] = [];
+    // Entries that added a page: the rest are copies of pages already held
+    // (a standby writes what the owner writes, often after the owner's snapshot).
+    let replayedPages = 0;
     const flush = () => {
-      state.restoreBatch(pending);
+      replayedPages += state.restoreBatch(pending);
       pending.length = 0;
     };
     const replay = await replayChangelog({
@@ -221,7 +224,7 @@ export function createShardHolder(options: ShardHolderOptions): ShardHolder {
     changelogNext.set(shard, BigInt(replay.offsets[String(shard)] ?? snapshot?.from ?? '0'));
     const seconds = (Date.now() - started) / 1000;
     metrics.shardRestoreDuration.observe(seconds);
-    logger.info('shard restored', { shard, role, fromSnapshot: snapshot !== null, fingerprints: state.size, replayedRecords: replay.records, position: state.position, seconds });
+    logger.info('shard restored', { shard, role, fromSnapshot: snapshot !== null, fingerprints: state.size, replayedRecords: replay.records, replayedPages, position: state.position, seconds });
     return state;
   }
 
