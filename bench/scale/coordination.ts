@@ -31,9 +31,10 @@ const PARTITIONS = 6;
 const INDEX_PARTITIONS = 16;
 const REPLICATION = 1;
 
-interface Traffic { assignments: number; indexReplays: number; chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
+interface KindTraffic { readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number }
+interface Traffic { byKind?: Record<string, KindTraffic>; assignments: number; indexReplays: number; chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
 
-async function runCase(instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, number>> {
+async function runCase(instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, unknown>> {
   const stack = stackFromEnv();
   const kafka = benchKafka(stack);
   const run = `coord-${instances}-${Date.now().toString(36)}`;
@@ -113,6 +114,18 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
     const written = sum((t) => t.writtenBytes + RECORD_OVERHEAD * t.writtenRecords) * REPLICATION;
     const read = sum((t) => t.readBytes + RECORD_OVERHEAD * t.readRecords);
     const n = pages.length;
+    // Per record kind: bytes written (replicated) and read per page, record overhead included.
+    const byKind: Record<string, { writtenBytesPerPage: number; readBytesPerPage: number; writtenRecordsPerPage: number; readRecordsPerPage: number }> = {};
+    for (const t of traffic) {
+      for (const [kind, k] of Object.entries(t.byKind ?? {})) {
+        const s = (byKind[kind] ??= { writtenBytesPerPage: 0, readBytesPerPage: 0, writtenRecordsPerPage: 0, readRecordsPerPage: 0 });
+        s.writtenBytesPerPage += ((k.writtenBytes + RECORD_OVERHEAD * k.writtenRecords) * REPLICATION) / n;
+        s.readBytesPerPage += (k.readBytes + RECORD_OVERHEAD * k.readRecords) / n;
+        s.writtenRecordsPerPage += k.writtenRecords / n;
+        s.readRecordsPerPage += k.readRecords / n;
+      }
+    }
+    for (const s of Object.values(byKind)) for (const f of Object.keys(s) as (keyof typeof s)[]) s[f] = Math.round(s[f] * 100) / 100;
     return {
       instances,
       pages: n,
@@ -131,6 +144,7 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
       pagesPerChunk: Math.round((n / sum((t) => t.chunks)) * 10) / 10,
       roundTwoAsksPerPage: Math.round((sum((t) => t.roundTwoAsks) / n) * 100) / 100,
       roundTripsPerChunk: Math.round((sum((t) => t.roundTrips) / sum((t) => t.chunks)) * 100) / 100,
+      byKind,
     };
   } finally {
     for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');
@@ -151,7 +165,7 @@ async function main(): Promise<void> {
     keys.push(p.id);
     pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
   }
-  const results: Record<string, number>[] = [];
+  const results: Record<string, unknown>[] = [];
   for (const instances of cases) {
     log(`routed coordination: ${instances} instance(s), ${count} pages`);
     const r = await runCase(instances, pages, keys);

@@ -9,13 +9,16 @@
  *
  * Every record starts with a version byte and a type byte. Integers are
  * big-endian; a chunk's first input offset is 8 bytes; a sequence is 6
- * bytes (2^48 pages); ids are UTF-8 behind a 2-byte length.
+ * bytes (2^48 pages), or a varint where a record lists many; ids are UTF-8
+ * behind a 2-byte length. Version 2: round two's confirmations send a page's
+ * sketch to a home once per chunk, their sequences as varint deltas; the id
+ * store is one record per chunk (version 1 stored JSON, one record per id).
  */
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, MINHASH_BINS } from '../fingerprint/feature-sketch.js';
 import type { PartitionAnswer, PartitionReply, RoutedPage } from '../dedup/index-partition.js';
 
-const VERSION = 1;
+const VERSION = 2;
 const ENTRIES = 1;
 const ORDER = 2;
 const REPLY = 3;
@@ -23,6 +26,7 @@ const MORE = 4;
 const CONFIRM = 5;
 const CONFIRMED = 6;
 const MORE_REPLY = 7;
+const ID_STORE = 8;
 const TAIL_BYTES = SKETCH_BINS - MINHASH_BINS;
 
 /** A chunk: the input partition, its first input offset, and the attempt (a chunk decided again after a crash is another attempt). */
@@ -60,17 +64,25 @@ export interface OrderRecord {
 }
 
 /**
- * Round two's request for a page's next unsettled candidates at one partition (after a reply
- * that left some out): the page as that partition got it, its sequence, and the cursor (the
- * last candidate sent). The answer is a ReplyRecord with that page's slot alone.
+ * Round two's requests for pages' next unsettled candidates at one partition, for one chunk and
+ * one round trip (after replies that left some out): per page, its slot, its sequence, and the
+ * cursor (the last candidate sent). The page as that partition got it is not sent again: the
+ * partition kept it when it applied the chunk (routed-holder.ts); `page` is sent only when the
+ * owner cannot be sure of that (a chunk joined after an earlier owner's). The answer is a
+ * MoreReplyRecord of the same trip.
  */
 export interface MoreRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
+  readonly trip: number;
+  readonly asks: readonly MoreAsk[];
+}
+
+export interface MoreAsk {
   readonly slot: number;
   readonly sequence: number;
   readonly after: PartitionAnswer;
-  readonly page: RoutedPage;
+  readonly page: RoutedPage | null;
 }
 
 export interface ReplyRecord {
@@ -139,6 +151,22 @@ class Writer {
     this.u32(v % 4294967296);
   }
 
+  /** An unsigned varint (7 bits a byte, low first), for integers up to 2^53. */
+  uvar(v: number): void {
+    this.room(8);
+    const buf = this.buf;
+    while (v >= 0x80) {
+      buf[this.length++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    buf[this.length++] = v;
+  }
+
+  /** A signed varint (zigzag), for the difference of two sequences. */
+  svar(v: number): void {
+    this.uvar(v < 0 ? -2 * v - 1 : 2 * v);
+  }
+
   u64(v: bigint): void {
     this.room(8);
     this.view.setBigUint64(this.length, v);
@@ -201,6 +229,23 @@ class Reader {
 
   u48(): number {
     return this.u16() * 4294967296 + this.u32();
+  }
+
+  uvar(): number {
+    let v = 0;
+    let scale = 1;
+    for (let i = 0; ; i++) {
+      if (i >= 8) throw new DedupError('KAFKA', 'a routed record has a varint longer than 8 bytes');
+      const b = this.u8();
+      v += (b & 0x7f) * scale;
+      if ((b & 0x80) === 0) return v;
+      scale *= 0x80;
+    }
+  }
+
+  svar(): number {
+    const z = this.uvar();
+    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
   }
 
   u64(): bigint {
@@ -271,14 +316,26 @@ export function decodeEntries(value: Uint8Array): EntriesRecord {
 }
 
 export function encodeMore(record: MoreRecord): Buffer {
-  const w = new Writer(64 + entryBytes(record.page));
+  let expected = 24;
+  for (const a of record.asks) expected += 40 + (a.page === null ? 0 : entryBytes(a.page));
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(MORE);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
-  w.u48(record.sequence);
-  writeAnswer(w, record.after);
-  writePage(w, record.slot, record.page);
+  w.u16(record.trip);
+  w.u16(record.asks.length);
+  for (const a of record.asks) {
+    w.u48(a.sequence);
+    writeAnswer(w, a.after);
+    if (a.page === null) {
+      w.u8(0);
+      w.u16(a.slot);
+    } else {
+      w.u8(1);
+      writePage(w, a.slot, a.page);
+    }
+  }
   return w.done();
 }
 
@@ -287,11 +344,21 @@ export function decodeMore(value: Uint8Array): MoreRecord {
   header(r, MORE);
   const chunk = readChunk(r);
   const indexPartition = r.u16();
-  const sequence = r.u48();
-  const after = readAnswer(r);
-  const { slot, page } = readPage(r);
+  const trip = r.u16();
+  const asks: MoreAsk[] = [];
+  for (let n = r.u16(); n > 0; n--) {
+    const sequence = r.u48();
+    const after = readAnswer(r);
+    const withPage = r.u8();
+    if (withPage > 1) throw new DedupError('KAFKA', `a request for more with page flag ${withPage}`);
+    if (withPage === 0) asks.push({ slot: r.u16(), sequence, after, page: null });
+    else {
+      const { slot, page } = readPage(r);
+      asks.push({ slot, sequence, after, page });
+    }
+  }
   r.end();
-  return { chunk, indexPartition, slot, sequence, after, page };
+  return { chunk, indexPartition, trip, asks };
 }
 
 /** About the bytes writePage takes (ids counted at one byte a character). */
@@ -440,8 +507,25 @@ export interface ConfirmRecord {
   readonly indexPartition: number;
   /** The owner's round trip of this chunk: the answer carries it back. */
   readonly trip: number;
-  readonly asks: readonly { readonly slot: number; readonly sketch: Uint8Array | null; readonly sequences: readonly number[] }[];
+  readonly asks: readonly ConfirmAsk[];
 }
+
+/**
+ * One page's confirmations at one home. `sent`: the page's sketch went to this home in an
+ * earlier confirmation of the same chunk, so it is not sent again (`sketch` is then not
+ * written; the holder takes the one it kept, routed-holder.ts).
+ */
+export interface ConfirmAsk {
+  readonly slot: number;
+  readonly sketch: Uint8Array | null;
+  readonly sent?: boolean;
+  readonly sequences: readonly number[];
+}
+
+/** A confirmation's sketch flag: none, the sketch follows, or the one sent earlier in the chunk. */
+const SKETCH_NONE = 0;
+const SKETCH_HERE = 1;
+const SKETCH_SENT = 2;
 
 /** The home's answers to a ConfirmRecord: per candidate, its id when the sketches agree, else null. */
 export interface ConfirmedRecord {
@@ -451,10 +535,15 @@ export interface ConfirmedRecord {
   readonly answers: readonly { readonly slot: number; readonly sequence: number; readonly id: string | null }[];
 }
 
-/** A partition's answer to a MoreRecord: the next unsettled candidates after the cursor `afterSequence`. */
+/** A partition's answers to a MoreRecord: per page asked, the next unsettled candidates after its cursor `afterSequence`. */
 export interface MoreReplyRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
+  readonly trip: number;
+  readonly answers: readonly MoreAnswer[];
+}
+
+export interface MoreAnswer {
   readonly slot: number;
   readonly afterSequence: number;
   readonly unsettled: readonly PartitionAnswer[];
@@ -463,7 +552,7 @@ export interface MoreReplyRecord {
 
 export function encodeConfirm(record: ConfirmRecord): Buffer {
   let expected = 32;
-  for (const a of record.asks) expected += 8 + SKETCH_BINS + 6 * a.sequences.length;
+  for (const a of record.asks) expected += 8 + (a.sent ? 0 : SKETCH_BINS) + 4 * a.sequences.length;
   const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(CONFIRM);
@@ -473,10 +562,19 @@ export function encodeConfirm(record: ConfirmRecord): Buffer {
   w.u16(record.asks.length);
   for (const a of record.asks) {
     w.u16(a.slot);
-    w.u8(a.sketch === null ? 0 : 1);
-    if (a.sketch !== null) w.bytes(a.sketch, 0, SKETCH_BINS);
-    w.u16(a.sequences.length);
-    for (const q of a.sequences) w.u48(q);
+    if (a.sent) w.u8(SKETCH_SENT);
+    else if (a.sketch === null) w.u8(SKETCH_NONE);
+    else {
+      w.u8(SKETCH_HERE);
+      w.bytes(a.sketch, 0, SKETCH_BINS);
+    }
+    // Candidates of one page are near each other in the sequence: deltas take a byte or two.
+    w.uvar(a.sequences.length);
+    let previous = 0;
+    for (const q of a.sequences) {
+      w.svar(q - previous);
+      previous = q;
+    }
   }
   return w.done();
 }
@@ -487,13 +585,20 @@ export function decodeConfirm(value: Uint8Array): ConfirmRecord {
   const chunk = readChunk(r);
   const indexPartition = r.u16();
   const trip = r.u16();
-  const asks: { slot: number; sketch: Uint8Array | null; sequences: number[] }[] = [];
+  const asks: ConfirmAsk[] = [];
   for (let n = r.u16(); n > 0; n--) {
     const slot = r.u16();
-    const sketch = r.u8() === 1 ? r.bytes(SKETCH_BINS) : null;
+    const flag = r.u8();
+    if (flag > SKETCH_SENT) throw new DedupError('KAFKA', `a confirmation with sketch flag ${flag}`);
+    const sketch = flag === SKETCH_HERE ? r.bytes(SKETCH_BINS) : null;
     const sequences: number[] = [];
-    for (let m = r.u16(); m > 0; m--) sequences.push(r.u48());
-    asks.push({ slot, sketch, sequences });
+    let previous = 0;
+    for (let m = r.uvar(); m > 0; m--) {
+      previous += r.svar();
+      if (!(previous >= 0 && previous < 2 ** 48)) throw new DedupError('KAFKA', `a confirmation names sequence ${previous}`);
+      sequences.push(previous);
+    }
+    asks.push(flag === SKETCH_SENT ? { slot, sketch, sent: true, sequences } : { slot, sketch, sequences });
   }
   r.end();
   return { chunk, indexPartition, trip, asks };
@@ -536,17 +641,23 @@ export function decodeConfirmed(value: Uint8Array): ConfirmedRecord {
 }
 
 export function encodeMoreReply(record: MoreReplyRecord): Buffer {
-  const w = new Writer(40 + 40 * record.unsettled.length);
+  let expected = 24;
+  for (const a of record.answers) expected += 12 + 40 * a.unsettled.length;
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(MORE_REPLY);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
-  w.u16(record.slot);
-  w.u48(record.afterSequence);
-  w.u8(record.more ? 1 : 0);
-  if (record.unsettled.length > 0xff) throw new RangeError(`${record.unsettled.length} unsettled candidates in one reply (at most 255)`);
-  w.u8(record.unsettled.length);
-  for (const c of record.unsettled) writeAnswer(w, c);
+  w.u16(record.trip);
+  w.u16(record.answers.length);
+  for (const a of record.answers) {
+    w.u16(a.slot);
+    w.u48(a.afterSequence);
+    w.u8(a.more ? 1 : 0);
+    if (a.unsettled.length > 0xffff) throw new RangeError(`${a.unsettled.length} unsettled candidates in one answer (at most 65,535)`);
+    w.u16(a.unsettled.length);
+    for (const c of a.unsettled) writeAnswer(w, c);
+  }
   return w.done();
 }
 
@@ -555,19 +666,24 @@ export function decodeMoreReply(value: Uint8Array): MoreReplyRecord {
   header(r, MORE_REPLY);
   const chunk = readChunk(r);
   const indexPartition = r.u16();
-  const slot = r.u16();
-  const afterSequence = r.u48();
-  const more = r.u8() === 1;
-  const unsettled: PartitionAnswer[] = [];
-  for (let n = r.u8(); n > 0; n--) unsettled.push(readAnswer(r));
+  const trip = r.u16();
+  const answers: MoreAnswer[] = [];
+  for (let n = r.u16(); n > 0; n--) {
+    const slot = r.u16();
+    const afterSequence = r.u48();
+    const more = r.u8() === 1;
+    const unsettled: PartitionAnswer[] = [];
+    for (let m = r.u16(); m > 0; m--) unsettled.push(readAnswer(r));
+    answers.push({ slot, afterSequence, unsettled, more });
+  }
   r.end();
-  return { chunk, indexPartition, slot, afterSequence, unsettled, more };
+  return { chunk, indexPartition, trip, answers };
 }
 
 /** The kinds of routed record, by their type byte (what a reader of a mixed log dispatches on). */
-export type RoutedRecordKind = 'entries' | 'order' | 'reply' | 'more' | 'confirm' | 'confirmed' | 'more-reply';
+export type RoutedRecordKind = 'entries' | 'order' | 'reply' | 'more' | 'confirm' | 'confirmed' | 'more-reply' | 'id-store';
 
-const KINDS: Record<number, RoutedRecordKind> = { [ENTRIES]: 'entries', [ORDER]: 'order', [REPLY]: 'reply', [MORE]: 'more', [CONFIRM]: 'confirm', [CONFIRMED]: 'confirmed', [MORE_REPLY]: 'more-reply' };
+const KINDS: Record<number, RoutedRecordKind> = { [ENTRIES]: 'entries', [ORDER]: 'order', [REPLY]: 'reply', [MORE]: 'more', [CONFIRM]: 'confirm', [CONFIRMED]: 'confirmed', [MORE_REPLY]: 'more-reply', [ID_STORE]: 'id-store' };
 
 /** The kind of a routed record, read from its header. */
 export function routedRecordKind(value: Uint8Array): RoutedRecordKind {
@@ -578,4 +694,97 @@ export function routedRecordKind(value: Uint8Array): RoutedRecordKind {
 /** A chunk's key as text: the key of its records, and how waiters and buffers name it. */
 export function chunkName(chunk: ChunkKey): string {
   return `${chunk.inputPartition}:${chunk.firstOffset}:${chunk.attempt}`;
+}
+
+/** A page id's verdict as its input partition's id store keeps it: what a re-sent id is answered with. */
+export interface StoredVerdict {
+  readonly verdict: 'novel' | 'duplicate';
+  readonly duplicateOf: string | null;
+  readonly distance: number | null;
+  readonly hi: number;
+  readonly lo: number;
+  readonly duplicateOfHi: number | null;
+  readonly duplicateOfLo: number | null;
+  readonly sequence: number;
+}
+
+/** Where an input partition's next owner starts: carried by every id-store record (the last one read counts). */
+export interface IdStorePosition {
+  /** The order offset after the last chunk of the partition a transaction committed. */
+  readonly order: number;
+  /** Where the partition's reply log is read from. */
+  readonly replies: bigint;
+  /** The end of the partition's last chunk applied in the order log (-1: none). */
+  readonly spanEnd: bigint;
+}
+
+/**
+ * One chunk's id-store record (dedup.ids, written in the chunk's transaction): the verdicts of
+ * its new pages and the position after it. One record per chunk, not one per id: the per-record
+ * overhead was most of the store's cost.
+ */
+export interface IdStoreRecord {
+  readonly position: IdStorePosition;
+  readonly entries: readonly { readonly id: string; readonly verdict: StoredVerdict }[];
+}
+
+const STORED_DUPLICATE = 1;
+const STORED_OF = 2;
+const STORED_DISTANCE = 4;
+const STORED_OF_FINGERPRINT = 8;
+
+export function encodeIdStore(record: IdStoreRecord): Buffer {
+  let expected = 32;
+  for (const e of record.entries) expected += 24 + e.id.length + (e.verdict.duplicateOf?.length ?? 0);
+  const w = new Writer(expected);
+  w.u8(VERSION);
+  w.u8(ID_STORE);
+  w.uvar(record.position.order);
+  w.u64(record.position.replies);
+  w.u64(record.position.spanEnd + 1n);
+  w.uvar(record.entries.length);
+  let previous = 0;
+  for (const { id, verdict: v } of record.entries) {
+    w.text(id);
+    const ofFingerprint = v.duplicateOfHi !== null && v.duplicateOfLo !== null;
+    w.u8((v.verdict === 'duplicate' ? STORED_DUPLICATE : 0) | (v.duplicateOf !== null ? STORED_OF : 0) | (v.distance !== null ? STORED_DISTANCE : 0) | (ofFingerprint ? STORED_OF_FINGERPRINT : 0));
+    w.u32(v.hi);
+    w.u32(v.lo);
+    // A chunk's pages have consecutive sequences: the delta is a byte.
+    w.svar(v.sequence - previous);
+    previous = v.sequence;
+    if (v.distance !== null) w.u8(v.distance);
+    if (ofFingerprint) {
+      w.u32(v.duplicateOfHi!);
+      w.u32(v.duplicateOfLo!);
+    }
+    if (v.duplicateOf !== null) w.text(v.duplicateOf);
+  }
+  return w.done();
+}
+
+export function decodeIdStore(value: Uint8Array): IdStoreRecord {
+  const r = new Reader(value);
+  header(r, ID_STORE);
+  const order = r.uvar();
+  const replies = r.u64();
+  const spanEnd = r.u64() - 1n;
+  const entries: { id: string; verdict: StoredVerdict }[] = [];
+  let previous = 0;
+  for (let n = r.uvar(); n > 0; n--) {
+    const id = r.text();
+    const flags = r.u8();
+    if (flags > 15) throw new DedupError('KAFKA', `an id-store entry with flags ${flags}`);
+    const hi = r.u32();
+    const lo = r.u32();
+    previous += r.svar();
+    const distance = flags & STORED_DISTANCE ? r.u8() : null;
+    const ofFingerprint = (flags & STORED_OF_FINGERPRINT) !== 0;
+    const duplicateOfHi = ofFingerprint ? r.u32() : null;
+    const duplicateOfLo = ofFingerprint ? r.u32() : null;
+    const duplicateOf = flags & STORED_OF ? r.text() : null;
+    entries.push({ id, verdict: { verdict: flags & STORED_DUPLICATE ? 'duplicate' : 'novel', duplicateOf, distance, hi, lo, duplicateOfHi, duplicateOfLo, sequence: previous } });
+  }
+  r.end();
+  return { position: { order, replies, spanEnd }, entries };
 }
