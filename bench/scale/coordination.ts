@@ -16,6 +16,15 @@
  *   source .infra/env   # after bash deploy/local/up.sh; or any broker and registry
  *   node dist/bench/scale/coordination.js [pages=3000] [instances=1,2,3]
  *
+ * The same run first measures the passthrough (bench/pipeline/passthrough.ts,
+ * one instance) over the same pages on fresh topics: the pipeline's consumer
+ * and transactional producer, reading the input, writing what the verdicts
+ * weigh (the value forwarded and a small record per page) and committing the
+ * offsets, with no work between. Its main-thread CPU per page is what any
+ * Kafka stage of this shape costs; routed mode's minus it is the cost of the
+ * coordination itself (with the index partitions' probes, which routed mode
+ * runs on the main thread).
+ *
  * Writes the "coordination" key of bench/results/scale.json, keeping the others.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -23,7 +32,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoPages } from '../../src/producers/demo-pages.js';
-import { processCpu } from './group.js';
+import { PASSTHROUGH_SCRIPT, processCpu } from './group.js';
 import { CLI, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
 
 const RECORD_OVERHEAD = 80;
@@ -34,10 +43,10 @@ const REPLICATION = 1;
 interface KindTraffic { readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number }
 interface Traffic { byKind?: Record<string, KindTraffic>; assignments: number; indexReplays: number; chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
 
-async function runCase(instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, unknown>> {
+async function runCase(mode: 'routed' | 'passthrough', instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, unknown>> {
   const stack = stackFromEnv();
   const kafka = benchKafka(stack);
-  const run = `coord-${instances}-${Date.now().toString(36)}`;
+  const run = `coord-${mode === 'passthrough' ? 'pt' : instances}-${Date.now().toString(36)}`;
   const topics = {
     DEDUP_PAGES_TOPIC: `${run}.pages`,
     DEDUP_NOVEL_TOPIC: `${run}.novel`,
@@ -80,7 +89,7 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
   try {
     for (let i = 0; i < instances; i++) {
       const port = await freePort();
-      const child = startChild(CLI, ['run'], { ...env, DEDUP_INSTANCE_ID: `coord-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)), DEDUP_METRICS_PORT: String(port) }, process.env.COORDINATION_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COORDINATION_PROFILE_DIR}`] : []);
+      const child = startChild(mode === 'passthrough' ? PASSTHROUGH_SCRIPT : CLI, mode === 'passthrough' ? [] : ['run'], { ...env, DEDUP_INSTANCE_ID: `coord-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)), DEDUP_METRICS_PORT: String(port) }, process.env.COORDINATION_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COORDINATION_PROFILE_DIR}`] : []);
       children.push(child);
       await waitReady(child, port);
     }
@@ -105,6 +114,10 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
     const mainSeconds = cpuAfter.reduce((n, c, i) => n + c.main - cpuBefore[i]!.main, 0);
     const totalSeconds = cpuAfter.reduce((n, c, i) => n + c.total - cpuBefore[i]!.total, 0);
     for (const c of children) await stopChild(c);
+    const n = pages.length;
+    if (mode === 'passthrough') {
+      return { pages: n, seconds: Math.round(seconds * 10) / 10, pagesPerSecond: Math.round(n / seconds), cpuUsPerPage: Math.round((mainSeconds * 1e6) / n), allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n) };
+    }
     const traffic: Traffic[] = children.map((c) => {
       const line = c.logs().split('\n').find((l) => l.includes('"msg":"routed traffic"'));
       if (!line) throw new Error(`no traffic line:\n${c.logs().slice(-2000)}`);
@@ -113,7 +126,6 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
     const sum = (f: (t: Traffic) => number) => traffic.reduce((n, t) => n + f(t), 0);
     const written = sum((t) => t.writtenBytes + RECORD_OVERHEAD * t.writtenRecords) * REPLICATION;
     const read = sum((t) => t.readBytes + RECORD_OVERHEAD * t.readRecords);
-    const n = pages.length;
     // Per record kind: bytes written (replicated) and read per page, record overhead included.
     const byKind: Record<string, { writtenBytesPerPage: number; readBytesPerPage: number; writtenRecordsPerPage: number; readRecordsPerPage: number }> = {};
     for (const t of traffic) {
@@ -165,10 +177,16 @@ async function main(): Promise<void> {
     keys.push(p.id);
     pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
   }
+  log(`passthrough: ${count} pages`);
+  const passthrough = await runCase('passthrough', 1, pages, keys);
+  log(JSON.stringify(passthrough));
   const results: Record<string, unknown>[] = [];
   for (const instances of cases) {
     log(`routed coordination: ${instances} instance(s), ${count} pages`);
-    const r = await runCase(instances, pages, keys);
+    const r = await runCase('routed', instances, pages, keys);
+    // Coordination's own main-thread CPU: routed mode's less the passthrough's, same pages, same run.
+    r.passthroughCpuUsPerPage = passthrough.cpuUsPerPage;
+    r.coordinationCpuUsPerPage = (r.cpuUsPerPage as number) - (passthrough.cpuUsPerPage as number);
     log(JSON.stringify(r));
     results.push(r);
   }
@@ -182,7 +200,8 @@ async function main(): Promise<void> {
     inputPartitions: PARTITIONS,
     replication: REPLICATION,
     recordOverheadBytes: RECORD_OVERHEAD,
-    note: 'Routed mode on the real broker (shared 2-core machine, figures noisy). Bytes: keys and values of every record written to and read from dedup.index, dedup.order, dedup.replies and dedup.ids, plus 80 B a record; cpuUsPerPage: main-thread CPU of all instances over the timed window (/proc), per page, fingerprinting and decoding being on worker threads; mainThreadBusyUsPerPage: event-loop busy time from start to stop (startup, replay and shutdown included, inflated when the CPU is oversubscribed).',
+    passthrough,
+    note: 'Routed mode on the real broker (shared 2-core machine, figures noisy). Bytes: keys and values of every record written to and read from dedup.index, dedup.order, dedup.replies and dedup.ids, plus 80 B a record; cpuUsPerPage: main-thread CPU of all instances over the timed window (/proc), per page, fingerprinting and decoding being on worker threads; passthroughCpuUsPerPage: the same for the passthrough (bench/pipeline/passthrough.ts, one instance) over the same pages in the same run, and coordinationCpuUsPerPage the difference; byKind: bytes and records per page by routed record kind, written and read; mainThreadBusyUsPerPage: event-loop busy time from start to stop (startup, replay and shutdown included, inflated when the CPU is oversubscribed).',
   };
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
 }

@@ -257,7 +257,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     groupId: `${options.groupId}-holder-${options.instanceId}-${process.pid}-${Date.now().toString(36)}`,
     readUncommitted: false,
     maxBytesPerPartition: 4 * 1024 * 1024,
-    maxWaitTimeInMs: 50,
+    maxWaitTimeInMs: 200,
     allowAutoTopicCreation: false,
   });
 

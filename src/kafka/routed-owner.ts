@@ -131,7 +131,7 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
     groupId,
     readUncommitted: false,
     maxBytesPerPartition: 4 * 1024 * 1024,
-    maxWaitTimeInMs: 20,
+    maxWaitTimeInMs: 200,
     allowAutoTopicCreation: false,
   });
   /** Per input partition: replies arrived, by key (the first wins), with the chunk's first offset. */

@@ -185,7 +185,22 @@ class Writer {
   text(s: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit; encoded in place, behind its length.
     this.room(2 + 3 * s.length);
-    const { written } = encoder.encodeInto(s, this.buf.subarray(this.length + 2));
+    const buf = this.buf;
+    const at = this.length + 2;
+    // Ids are mostly ASCII (URLs): copied by hand, which is several times faster than encodeInto on a fresh subarray.
+    let i = 0;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at + i] = c;
+    }
+    if (i === s.length) {
+      if (i > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${i} bytes is longer than the 65,535 a routed record carries`);
+      this.view.setUint16(this.length, i);
+      this.length = at + i;
+      return;
+    }
+    const { written } = encoder.encodeInto(s, buf.subarray(at));
     if (written > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${written} bytes is longer than the 65,535 a routed record carries`);
     this.view.setUint16(this.length, written);
     this.length += 2 + written;
@@ -263,7 +278,12 @@ class Reader {
   }
 
   text(): string {
-    return decoder.decode(this.bytes(this.u16()));
+    const n = this.u16();
+    this.need(n);
+    // Decoded from the record's own bytes, not a copy.
+    const out = decoder.decode(this.buf.subarray(this.at, this.at + n));
+    this.at += n;
+    return out;
   }
 
   end(): void {
