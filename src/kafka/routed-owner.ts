@@ -403,17 +403,15 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     if (pages.length > 0) {
       // Route: one entries record per touched partition, the page as each partition gets it.
       const byPartition = new Map<number, SlottedPage[]>();
-      const sent = new Map<number, Map<number, RoutedPage>>();
       pages.forEach((page, slot) => {
+        // The tail goes to every partition but the home: made once per page.
+        let tail: Uint8Array | null = null;
         for (const share of routing.route(page.hi, page.lo, page.sketch)) {
-          const sketch = page.sketch === null ? null : (share.tableMask & 1) !== 0 ? page.sketch : sketchTail(page.sketch);
+          const sketch = page.sketch === null ? null : (share.tableMask & 1) !== 0 ? page.sketch : (tail ??= sketchTail(page.sketch));
           const routed: RoutedPage = { id: share.tableMask !== 0 ? page.id : null, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch, tables: share.tableMask, bandKeys: share.bandKeys };
           let list = byPartition.get(share.partition);
           if (!list) byPartition.set(share.partition, (list = []));
           list.push({ slot, page: routed });
-          let bySlot = sent.get(share.partition);
-          if (!bySlot) sent.set(share.partition, (bySlot = new Map()));
-          bySlot.set(slot, routed);
         }
       });
       const touched = [...byPartition.keys()].sort((a, b) => a - b);
@@ -432,7 +430,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         const bySlot: { partition: number; reply: PartitionReply }[][] = pages.map(() => []);
         for (const r of replies) for (const { slot, reply } of r.replies) bySlot[slot]!.push({ partition: r.indexPartition, reply });
         const joined = bySlot.map((list) => joinReplies(list));
-        const best = await roundTwo(p, key, name, base, pages, joined, sent, ordered !== undefined, payload, lease);
+        const best = await roundTwo(p, key, name, base, pages, joined, byPartition, ordered !== undefined, payload, lease);
         pages.forEach((page, slot) => {
           const b = best[slot]!;
           decided.set(page.id, {
@@ -504,7 +502,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     base: number,
     pages: readonly NewPage[],
     joined: readonly JoinedReplies[],
-    sent: ReadonlyMap<number, ReadonlyMap<number, RoutedPage>>,
+    byPartition: ReadonlyMap<number, readonly SlottedPage[]>,
     carryPages: boolean,
     payload: EachBatchPayload,
     lease: Lease<VerdictProducer>,
@@ -512,6 +510,13 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     const round = new RoundTwo(joined, (c) => routing.tablePartition(0, c.hi, c.lo));
     /** (home, slot) pairs whose page sketch went to that home in an earlier trip: not sent again. */
     const sketchSent = new Set<number>();
+    /** The pages as each partition got them, by slot: made only when requests for more carry them. */
+    const sent = new Map<number, Map<number, RoutedPage>>();
+    const sentPage = (q: number, slot: number): RoutedPage => {
+      let bySlot = sent.get(q);
+      if (!bySlot) sent.set(q, (bySlot = new Map(byPartition.get(q)!.map((e) => [e.slot, e.page]))));
+      return bySlot.get(slot)!;
+    };
     for (let trip = 0; ; trip++) {
       const step = round.step();
       if (step.done) return step.best;
@@ -532,7 +537,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       for (const { slot, partition: q, after } of step.asks.mores) {
         let list = mores.get(q);
         if (!list) mores.set(q, (list = []));
-        list.push({ slot, sequence: base + slot, after, page: carryPages ? sent.get(q)!.get(slot)! : null });
+        list.push({ slot, sequence: base + slot, after, page: carryPages ? sentPage(q, slot) : null });
       }
       for (const [q, list] of mores) {
         asks.set(`m|${name}|${q}|${tripNo}`, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, trip: tripNo, asks: list }) });
