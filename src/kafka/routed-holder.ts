@@ -323,8 +323,8 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         if (missing) logger.warn('a request for more names a chunk this partition did not keep; left unanswered', { partition: q, chunk: key });
         else out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       } else {
-        const answers: { slot: number; sequence: number; id: string | null }[] = [];
-        for (const { slot, sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push({ slot, sequence, id: h.state.confirm(sequence, sketch) });
+        const answers: (string | null)[] = [];
+        for (const { sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push(h.state.confirm(sequence, sketch));
         out.push(reply(chunk.inputPartition, key, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }

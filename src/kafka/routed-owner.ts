@@ -47,7 +47,9 @@ import {
   encodeMore,
   encodeOrder,
   routedRecordKind,
+  pairAnswers,
   type ChunkKey,
+  type ConfirmRecord,
   type IdStorePosition,
   type MoreAsk,
   type SlottedPage,
@@ -521,6 +523,8 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       const step = round.step();
       if (step.done) return step.best;
       const asks = new Map<string, LogRecord>();
+      /** The confirmations sent, by key: their answers come back in their order. */
+      const confirmations = new Map<string, ConfirmRecord>();
       const tripNo = trip & 0xffff;
       for (const [home, bySlot] of step.asks.confirms) {
         const list = [...bySlot].map(([slot, sequences]) => {
@@ -529,7 +533,9 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
           sketchSent.add(at);
           return { slot, sketch: pages[slot]!.sketch, sent, sequences };
         });
-        asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm({ chunk: key, indexPartition: home, trip: tripNo, asks: list }) });
+        const confirmation: ConfirmRecord = { chunk: key, indexPartition: home, trip: tripNo, asks: list };
+        confirmations.set(`c|${name}|${home}|${tripNo}`, confirmation);
+        asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm(confirmation) });
       }
       // One request per partition for the trip's mores. The partition kept the pages it applied
       // for the chunk; a chunk joined after an earlier owner's sends them (it may be older there).
@@ -552,7 +558,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         keys.forEach((k, i) => {
           const value = answers[i]!;
           if (k.startsWith('c|')) {
-            for (const a of decodeConfirmed(value).answers) round.confirm(a.slot, a.sequence, a.id);
+            for (const a of pairAnswers(confirmations.get(k)!, decodeConfirmed(value).answers)) round.confirm(a.slot, a.sequence, a.id);
           } else {
             const r = decodeMoreReply(value);
             for (const a of r.answers) round.moreAnswered(a.slot, r.indexPartition, a.afterSequence, { unsettled: a.unsettled, more: a.more });

@@ -547,12 +547,25 @@ const SKETCH_NONE = 0;
 const SKETCH_HERE = 1;
 const SKETCH_SENT = 2;
 
-/** The home's answers to a ConfirmRecord: per candidate, its id when the sketches agree, else null. */
+/**
+ * The home's answers to a ConfirmRecord, in the order it asked (ask by ask, sequence by
+ * sequence): the candidate's id when the sketches agree, else null. Slots and sequences are not
+ * sent back; the owner pairs the answers with its request (pairAnswers).
+ */
 export interface ConfirmedRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
   readonly trip: number;
-  readonly answers: readonly { readonly slot: number; readonly sequence: number; readonly id: string | null }[];
+  readonly answers: readonly (string | null)[];
+}
+
+/** A ConfirmedRecord's answers paired with the request they answer; a count that differs is refused. */
+export function pairAnswers(request: ConfirmRecord, answers: readonly (string | null)[]): { slot: number; sequence: number; id: string | null }[] {
+  const out: { slot: number; sequence: number; id: string | null }[] = [];
+  let i = 0;
+  for (const a of request.asks) for (const sequence of a.sequences) out.push({ slot: a.slot, sequence, id: i < answers.length ? answers[i++]! : null });
+  if (out.length !== answers.length) throw new DedupError('KAFKA', `${answers.length} answers to a confirmation of ${out.length} candidates (chunk ${chunkName(request.chunk)}, partition ${request.indexPartition})`);
+  return out;
 }
 
 /** A partition's answers to a MoreRecord: per page asked, the next unsettled candidates after its cursor `afterSequence`. */
@@ -625,21 +638,22 @@ export function decodeConfirm(value: Uint8Array): ConfirmRecord {
 }
 
 export function encodeConfirmed(record: ConfirmedRecord): Buffer {
-  let expected = 32;
-  for (const a of record.answers) expected += 12 + (a.id === null ? 0 : 3 * a.id.length);
+  let expected = 32 + record.answers.length / 8;
+  for (const id of record.answers) expected += id === null ? 0 : 2 + 3 * id.length;
   const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(CONFIRMED);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
   w.u16(record.trip);
-  w.u32(record.answers.length);
-  for (const a of record.answers) {
-    w.u16(a.slot);
-    w.u48(a.sequence);
-    w.u8(a.id === null ? 0 : 1);
-    if (a.id !== null) w.text(a.id);
-  }
+  w.uvar(record.answers.length);
+  // A bit per answer (agrees), then the ids of those that agree: most candidates asked do not.
+  const bitmap = new Uint8Array(Math.ceil(record.answers.length / 8));
+  record.answers.forEach((id, i) => {
+    if (id !== null) bitmap[i >>> 3]! |= 1 << (i & 7);
+  });
+  w.bytes(bitmap);
+  for (const id of record.answers) if (id !== null) w.text(id);
   return w.done();
 }
 
@@ -649,13 +663,11 @@ export function decodeConfirmed(value: Uint8Array): ConfirmedRecord {
   const chunk = readChunk(r);
   const indexPartition = r.u16();
   const trip = r.u16();
-  const answers: { slot: number; sequence: number; id: string | null }[] = [];
-  for (let n = r.u32(); n > 0; n--) {
-    const slot = r.u16();
-    const sequence = r.u48();
-    const id = r.u8() === 1 ? r.text() : null;
-    answers.push({ slot, sequence, id });
-  }
+  const count = r.uvar();
+  if (count > value.length * 8) throw new DedupError('KAFKA', `a confirmation answer names ${count} answers in ${value.length} bytes`);
+  const bitmap = r.bytes(Math.ceil(count / 8));
+  const answers: (string | null)[] = [];
+  for (let i = 0; i < count; i++) answers.push(bitmap[i >>> 3]! & (1 << (i & 7)) ? r.text() : null);
   r.end();
   return { chunk, indexPartition, trip, answers };
 }

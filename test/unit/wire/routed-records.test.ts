@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeIdStore, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeIdStore, encodeMore, encodeMoreReply, encodeOrder, encodeReply, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
+import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeIdStore, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeIdStore, encodeMore, encodeMoreReply, encodeOrder, encodeReply, pairAnswers, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
 import { sketchTail, type PartitionAnswer } from '../../../src/dedup/index-partition.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { DedupError } from '../../../src/errors.js';
@@ -145,7 +145,7 @@ test('round two\u2019s confirmations and their answers, and answers for more can
   const slot = fc.integer({ min: 0, max: 0xffff });
   const moreAnswer = rec({ slot, afterSequence: seq, unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() });
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sent: fc.boolean(), sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(rec({ slot, sequence: seq, id: fc.option(fc.string({ maxLength: 60 })) }), { maxLength: 20 }), fc.array(moreAnswer, { maxLength: 6 }), (key, indexPartition, trip, asks, answers, moreAnswers) => {
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sent: fc.boolean(), sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(fc.option(fc.string({ maxLength: 60 })), { maxLength: 40 }), fc.array(moreAnswer, { maxLength: 6 }), (key, indexPartition, trip, asks, answers, moreAnswers) => {
       const confirm = encodeConfirm({ chunk: key, indexPartition, trip, asks });
       const back = decodeConfirm(confirm);
       // A sketch sent before in the chunk is not written again: it reads back as null, marked sent.
@@ -153,6 +153,12 @@ test('round two\u2019s confirmations and their answers, and answers for more can
       assert.deepEqual({ ...back, asks: plain(back.asks) }, { chunk: key, indexPartition, trip, asks: plain(asks) });
       const confirmed = encodeConfirmed({ chunk: key, indexPartition, trip, answers });
       assert.deepEqual(decodeConfirmed(confirmed), { chunk: key, indexPartition, trip, answers });
+      for (let cut = 0; cut < confirmed.length; cut++) assert.throws(() => decodeConfirmed(confirmed.subarray(0, cut)), DedupError);
+      // Answers pair with the request's candidates in its order; a count that differs is refused.
+      const candidates = asks.flatMap((a) => a.sequences.map((sequence) => ({ slot: a.slot, sequence })));
+      const ids = candidates.map((c, i) => (i % 3 === 0 ? `id-${c.sequence}` : null));
+      assert.deepEqual(pairAnswers(back, decodeConfirmed(encodeConfirmed({ chunk: key, indexPartition, trip, answers: ids })).answers), candidates.map((c, i) => ({ ...c, id: ids[i] })));
+      assert.throws(() => pairAnswers(back, [...ids, null]), DedupError);
       const moreReply = encodeMoreReply({ chunk: key, indexPartition, trip, answers: moreAnswers });
       assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, trip, answers: moreAnswers });
       assert.deepEqual([confirm, confirmed, moreReply].map(routedRecordKind), ['confirm', 'confirmed', 'more-reply']);
