@@ -46,8 +46,8 @@ import {
   encodeIdStore,
   encodeMore,
   encodeOrder,
-  routedRecordKind,
   pairAnswers,
+  replyHead,
   type ChunkKey,
   type ConfirmRecord,
   type IdStorePosition,
@@ -143,21 +143,11 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
   const open = new Set<number>();
   let partitions: number[] = [];
 
-  const keyOf = (value: Buffer): { key: string; first: bigint } | null => {
-    const kind = routedRecordKind(value);
-    if (kind === 'reply') {
-      const r = decodeReply(value);
-      return { key: `r|${chunkName(r.chunk)}|${r.indexPartition}`, first: r.chunk.firstOffset };
-    }
-    if (kind === 'more-reply') {
-      const r = decodeMoreReply(value);
-      return { key: `m|${chunkName(r.chunk)}|${r.indexPartition}|${r.trip}`, first: r.chunk.firstOffset };
-    }
-    if (kind === 'confirmed') {
-      const r = decodeConfirmed(value);
-      return { key: `c|${chunkName(r.chunk)}|${r.indexPartition}|${r.trip}`, first: r.chunk.firstOffset };
-    }
-    return null;
+  /** The waiters' key of a reply, from its head alone: the owner decodes the body once, when it joins. */
+  const keyOf = (value: Buffer): { key: string; first: bigint } => {
+    const { kind, chunk, indexPartition, trip } = replyHead(value);
+    const tag = kind === 'reply' ? 'r' : kind === 'more-reply' ? 'm' : 'c';
+    return { key: kind === 'reply' ? `r|${chunkName(chunk)}|${indexPartition}` : `${tag}|${chunkName(chunk)}|${indexPartition}|${trip}`, first: chunk.firstOffset };
   };
 
   return {
@@ -181,7 +171,7 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
               logger.error('skipping an undecodable reply', { partition: batch.partition, offset: m.offset, error });
               continue;
             }
-            if (parsed === null || got.has(parsed.key)) continue;
+            if (got.has(parsed.key)) continue;
             got.set(parsed.key, { first: parsed.first, value: m.value });
             const waiter = waiters.get(parsed.key);
             if (waiter) {

@@ -723,6 +723,22 @@ export function routedRecordKind(value: Uint8Array): RoutedRecordKind {
   return KINDS[value[1]!]!;
 }
 
+/**
+ * What a reply, an answer to a confirmation or an answer for more names, read from its head
+ * alone (they all start with the chunk and the index partition, the last two with the trip):
+ * how the replies tail files a record without decoding its body, which the owner decodes once.
+ */
+export function replyHead(value: Uint8Array): { kind: RoutedRecordKind; chunk: ChunkKey; indexPartition: number; trip: number } {
+  const kind = routedRecordKind(value);
+  if (kind !== 'reply' && kind !== 'confirmed' && kind !== 'more-reply') throw new DedupError('KAFKA', `a routed record of kind ${kind} where a reply belongs`);
+  const r = new Reader(value);
+  r.u8();
+  r.u8();
+  const chunk = readChunk(r);
+  const indexPartition = r.u16();
+  return { kind, chunk, indexPartition, trip: kind === 'reply' ? 0 : r.u16() };
+}
+
 /** A chunk's key as text: the key of its records, and how waiters and buffers name it. */
 export function chunkName(chunk: ChunkKey): string {
   return `${chunk.inputPartition}:${chunk.firstOffset}:${chunk.attempt}`;

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeIdStore, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeIdStore, encodeMore, encodeMoreReply, encodeOrder, encodeReply, pairAnswers, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
+import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeIdStore, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeIdStore, encodeMore, encodeMoreReply, encodeOrder, encodeReply, pairAnswers, replyHead, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
 import { sketchTail, type PartitionAnswer } from '../../../src/dedup/index-partition.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { DedupError } from '../../../src/errors.js';
@@ -162,6 +162,12 @@ test('round two\u2019s confirmations and their answers, and answers for more can
       const moreReply = encodeMoreReply({ chunk: key, indexPartition, trip, answers: moreAnswers });
       assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, trip, answers: moreAnswers });
       assert.deepEqual([confirm, confirmed, moreReply].map(routedRecordKind), ['confirm', 'confirmed', 'more-reply']);
+      // The replies tail files answers by their head alone.
+      assert.deepEqual(replyHead(confirmed), { kind: 'confirmed', chunk: key, indexPartition, trip });
+      assert.deepEqual(replyHead(moreReply), { kind: 'more-reply', chunk: key, indexPartition, trip });
+      assert.deepEqual(replyHead(encodeReply({ chunk: key, indexPartition, base: 7, replies: [] })), { kind: 'reply', chunk: key, indexPartition, trip: 0 });
+      assert.throws(() => replyHead(confirm), /kind confirm where a reply belongs/);
+      assert.throws(() => replyHead(confirmed.subarray(0, 9)), DedupError);
       assert.throws(() => decodeConfirmed(confirm), /type 5 where type 6/);
       for (let cut = 0; cut < confirm.length; cut++) assert.throws(() => decodeConfirm(confirm.subarray(0, cut)), DedupError);
       assert.match(chunkName(key), /^\d+:\d+:\d+$/);
