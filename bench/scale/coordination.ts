@@ -93,7 +93,13 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
       children.push(child);
       await waitReady(child, port);
     }
-    // Every member in the group and every index partition held before the clock starts.
+    // Every member in the group, the group stable, and every index partition held before the clock starts.
+    if (mode === 'routed') {
+      await waitFor('a stable group of every instance', async () => {
+        const { groups } = await admin.describeGroups([env.DEDUP_GROUP_ID]);
+        return groups[0]?.state === 'Stable' && groups[0].members.length === instances ? true : undefined;
+      }, 120_000, 200);
+    }
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
@@ -124,6 +130,15 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
       return JSON.parse(line) as Traffic;
     });
     const sum = (f: (t: Traffic) => number) => traffic.reduce((n, t) => n + f(t), 0);
+    // Rebalances while the pages flowed (the traffic counts them from start-up, when the logs are empty).
+    const loggedAt = (line: string): number => {
+      try {
+        return Date.parse((JSON.parse(line) as { time: string }).time);
+      } catch {
+        return 0;
+      }
+    };
+    const assignmentsInWindow = children.reduce((n, c) => n + c.logs().split('\n').filter((l) => l.includes('"msg":"assignment"') && loggedAt(l) >= started).length, 0);
     const written = sum((t) => t.writtenBytes + RECORD_OVERHEAD * t.writtenRecords) * REPLICATION;
     const read = sum((t) => t.readBytes + RECORD_OVERHEAD * t.readRecords);
     // Per record kind: bytes written (replicated) and read per page, record overhead included.
@@ -152,6 +167,7 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
       allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n),
       mainThreadBusyUsPerPage: Math.round((sum((t) => t.mainThreadBusyMs) * 1000) / n),
       assignments: sum((t) => t.assignments),
+      assignmentsInWindow,
       indexReplays: sum((t) => t.indexReplays),
       pagesPerChunk: Math.round((n / sum((t) => t.chunks)) * 10) / 10,
       roundTwoAsksPerPage: Math.round((sum((t) => t.roundTwoAsks) / n) * 100) / 100,
