@@ -719,7 +719,8 @@ const KINDS: Record<number, RoutedRecordKind> = { [ENTRIES]: 'entries', [ORDER]:
 
 /** The kind of a routed record, read from its header. */
 export function routedRecordKind(value: Uint8Array): RoutedRecordKind {
-  if (value.length < 2 || value[0] !== VERSION || KINDS[value[1]!] === undefined) throw new DedupError('KAFKA', `not a routed record of version ${VERSION} (${value.length} bytes, header ${value[0]} ${value[1]})`);
+  if (value.length >= 1 && value[0] !== VERSION) throw new DedupError('KAFKA', `a routed record of version ${value[0]}; this build reads version ${VERSION}`);
+  if (value.length < 2 || KINDS[value[1]!] === undefined) throw new DedupError('KAFKA', `not a routed record of version ${VERSION} (${value.length} bytes, header ${value[0]} ${value[1]})`);
   return KINDS[value[1]!]!;
 }
 
