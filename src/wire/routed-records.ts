@@ -457,21 +457,28 @@ export function decodeOrder(value: Uint8Array): OrderRecord {
   return { chunk, pages, span, touched, partitions };
 }
 
+/** An answer's first byte: its distance (0..64) in the low bits, this bit when an id follows. */
+const ANSWER_ID = 0x80;
+
 function writeAnswer(w: Writer, a: PartitionAnswer): void {
-  w.u8(a.distance);
-  w.u48(a.sequence);
+  if (!(a.distance >= 0 && a.distance <= 64)) throw new RangeError(`an answer at distance ${a.distance} (0..64)`);
+  w.u8(a.distance | (a.id === null ? 0 : ANSWER_ID));
+  // A varint: sequences take 3 or 4 bytes for the first billions of pages, not 6.
+  w.uvar(a.sequence);
   w.u32(a.hi);
   w.u32(a.lo);
-  w.u8(a.id === null ? 0 : 1);
   if (a.id !== null) w.text(a.id);
 }
 
 function readAnswer(r: Reader): PartitionAnswer {
-  const distance = r.u8();
-  const sequence = r.u48();
+  const head = r.u8();
+  const distance = head & ~ANSWER_ID;
+  if (distance > 64) throw new DedupError('KAFKA', `an answer at distance ${distance}`);
+  const sequence = r.uvar();
+  if (sequence >= 2 ** 48) throw new DedupError('KAFKA', `an answer names sequence ${sequence}`);
   const hi = r.u32();
   const lo = r.u32();
-  const id = r.u8() === 1 ? r.text() : null;
+  const id = head & ANSWER_ID ? r.text() : null;
   return { id, distance, sequence, hi, lo };
 }
 
