@@ -16,6 +16,15 @@
  *   source .infra/env   # after bash deploy/local/up.sh; or any broker and registry
  *   node dist/bench/scale/coordination.js [pages=3000] [instances=1,2,3]
  *
+ * The same run first measures the passthrough (bench/pipeline/passthrough.ts,
+ * one instance) over the same pages on fresh topics: the pipeline's consumer
+ * and transactional producer, reading the input, writing what the verdicts
+ * weigh (the value forwarded and a small record per page) and committing the
+ * offsets, with no work between. Its main-thread CPU per page is what any
+ * Kafka stage of this shape costs; routed mode's minus it is the cost of the
+ * coordination itself (with the index partitions' probes, which routed mode
+ * runs on the main thread).
+ *
  * Writes the "coordination" key of bench/results/scale.json, keeping the others.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -23,7 +32,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoPages } from '../../src/producers/demo-pages.js';
-import { processCpu } from './group.js';
+import { PASSTHROUGH_SCRIPT, processCpu } from './group.js';
 import { CLI, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
 
 const RECORD_OVERHEAD = 80;
@@ -31,12 +40,13 @@ const PARTITIONS = 6;
 const INDEX_PARTITIONS = 16;
 const REPLICATION = 1;
 
-interface Traffic { assignments: number; indexReplays: number; chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
+interface KindTraffic { readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number }
+interface Traffic { byKind?: Record<string, KindTraffic>; assignments: number; indexReplays: number; chunks: number; roundTwoAsks: number; roundTrips: number; committedRecords: number; readBytes: number; readRecords: number; writtenBytes: number; writtenRecords: number; mainThreadBusyMs: number }
 
-async function runCase(instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, number>> {
+async function runCase(mode: 'routed' | 'passthrough', instances: number, pages: Buffer[], keys: string[]): Promise<Record<string, unknown>> {
   const stack = stackFromEnv();
   const kafka = benchKafka(stack);
-  const run = `coord-${instances}-${Date.now().toString(36)}`;
+  const run = `coord-${mode === 'passthrough' ? 'pt' : instances}-${Date.now().toString(36)}`;
   const topics = {
     DEDUP_PAGES_TOPIC: `${run}.pages`,
     DEDUP_NOVEL_TOPIC: `${run}.novel`,
@@ -79,11 +89,17 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
   try {
     for (let i = 0; i < instances; i++) {
       const port = await freePort();
-      const child = startChild(CLI, ['run'], { ...env, DEDUP_INSTANCE_ID: `coord-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)), DEDUP_METRICS_PORT: String(port) }, process.env.COORDINATION_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COORDINATION_PROFILE_DIR}`] : []);
+      const child = startChild(mode === 'passthrough' ? PASSTHROUGH_SCRIPT : CLI, mode === 'passthrough' ? [] : ['run'], { ...env, DEDUP_INSTANCE_ID: `coord-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)), DEDUP_METRICS_PORT: String(port) }, process.env.COORDINATION_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COORDINATION_PROFILE_DIR}`] : []);
       children.push(child);
       await waitReady(child, port);
     }
-    // Every member in the group and every index partition held before the clock starts.
+    // Every member in the group, the group stable, and every index partition held before the clock starts.
+    if (mode === 'routed') {
+      await waitFor('a stable group of every instance', async () => {
+        const { groups } = await admin.describeGroups([env.DEDUP_GROUP_ID]);
+        return groups[0]?.state === 'Stable' && groups[0].members.length === instances ? true : undefined;
+      }, 120_000, 200);
+    }
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
@@ -104,15 +120,39 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
     const mainSeconds = cpuAfter.reduce((n, c, i) => n + c.main - cpuBefore[i]!.main, 0);
     const totalSeconds = cpuAfter.reduce((n, c, i) => n + c.total - cpuBefore[i]!.total, 0);
     for (const c of children) await stopChild(c);
+    const n = pages.length;
+    if (mode === 'passthrough') {
+      return { pages: n, seconds: Math.round(seconds * 10) / 10, pagesPerSecond: Math.round(n / seconds), cpuUsPerPage: Math.round((mainSeconds * 1e6) / n), allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n) };
+    }
     const traffic: Traffic[] = children.map((c) => {
       const line = c.logs().split('\n').find((l) => l.includes('"msg":"routed traffic"'));
       if (!line) throw new Error(`no traffic line:\n${c.logs().slice(-2000)}`);
       return JSON.parse(line) as Traffic;
     });
     const sum = (f: (t: Traffic) => number) => traffic.reduce((n, t) => n + f(t), 0);
+    // Rebalances while the pages flowed (the traffic counts them from start-up, when the logs are empty).
+    const loggedAt = (line: string): number => {
+      try {
+        return Date.parse((JSON.parse(line) as { time: string }).time);
+      } catch {
+        return 0;
+      }
+    };
+    const assignmentsInWindow = children.reduce((n, c) => n + c.logs().split('\n').filter((l) => l.includes('"msg":"assignment"') && loggedAt(l) >= started).length, 0);
     const written = sum((t) => t.writtenBytes + RECORD_OVERHEAD * t.writtenRecords) * REPLICATION;
     const read = sum((t) => t.readBytes + RECORD_OVERHEAD * t.readRecords);
-    const n = pages.length;
+    // Per record kind: bytes written (replicated) and read per page, record overhead included.
+    const byKind: Record<string, { writtenBytesPerPage: number; readBytesPerPage: number; writtenRecordsPerPage: number; readRecordsPerPage: number }> = {};
+    for (const t of traffic) {
+      for (const [kind, k] of Object.entries(t.byKind ?? {})) {
+        const s = (byKind[kind] ??= { writtenBytesPerPage: 0, readBytesPerPage: 0, writtenRecordsPerPage: 0, readRecordsPerPage: 0 });
+        s.writtenBytesPerPage += ((k.writtenBytes + RECORD_OVERHEAD * k.writtenRecords) * REPLICATION) / n;
+        s.readBytesPerPage += (k.readBytes + RECORD_OVERHEAD * k.readRecords) / n;
+        s.writtenRecordsPerPage += k.writtenRecords / n;
+        s.readRecordsPerPage += k.readRecords / n;
+      }
+    }
+    for (const s of Object.values(byKind)) for (const f of Object.keys(s) as (keyof typeof s)[]) s[f] = Math.round(s[f] * 100) / 100;
     return {
       instances,
       pages: n,
@@ -127,10 +167,12 @@ async function runCase(instances: number, pages: Buffer[], keys: string[]): Prom
       allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n),
       mainThreadBusyUsPerPage: Math.round((sum((t) => t.mainThreadBusyMs) * 1000) / n),
       assignments: sum((t) => t.assignments),
+      assignmentsInWindow,
       indexReplays: sum((t) => t.indexReplays),
       pagesPerChunk: Math.round((n / sum((t) => t.chunks)) * 10) / 10,
       roundTwoAsksPerPage: Math.round((sum((t) => t.roundTwoAsks) / n) * 100) / 100,
       roundTripsPerChunk: Math.round((sum((t) => t.roundTrips) / sum((t) => t.chunks)) * 100) / 100,
+      byKind,
     };
   } finally {
     for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');
@@ -151,10 +193,16 @@ async function main(): Promise<void> {
     keys.push(p.id);
     pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
   }
-  const results: Record<string, number>[] = [];
+  log(`passthrough: ${count} pages`);
+  const passthrough = await runCase('passthrough', 1, pages, keys);
+  log(JSON.stringify(passthrough));
+  const results: Record<string, unknown>[] = [];
   for (const instances of cases) {
     log(`routed coordination: ${instances} instance(s), ${count} pages`);
-    const r = await runCase(instances, pages, keys);
+    const r = await runCase('routed', instances, pages, keys);
+    // Coordination's own main-thread CPU: routed mode's less the passthrough's, same pages, same run.
+    r.passthroughCpuUsPerPage = passthrough.cpuUsPerPage;
+    r.coordinationCpuUsPerPage = (r.cpuUsPerPage as number) - (passthrough.cpuUsPerPage as number);
     log(JSON.stringify(r));
     results.push(r);
   }
@@ -168,7 +216,8 @@ async function main(): Promise<void> {
     inputPartitions: PARTITIONS,
     replication: REPLICATION,
     recordOverheadBytes: RECORD_OVERHEAD,
-    note: 'Routed mode on the real broker (shared 2-core machine, figures noisy). Bytes: keys and values of every record written to and read from dedup.index, dedup.order, dedup.replies and dedup.ids, plus 80 B a record; cpuUsPerPage: main-thread CPU of all instances over the timed window (/proc), per page, fingerprinting and decoding being on worker threads; mainThreadBusyUsPerPage: event-loop busy time from start to stop (startup, replay and shutdown included, inflated when the CPU is oversubscribed).',
+    passthrough,
+    note: 'Routed mode on the real broker (shared 2-core machine, figures noisy). Bytes: keys and values of every record written to and read from dedup.index, dedup.order, dedup.replies and dedup.ids, plus 80 B a record; cpuUsPerPage: main-thread CPU of all instances over the timed window (/proc), per page, fingerprinting and decoding being on worker threads; passthroughCpuUsPerPage: the same for the passthrough (bench/pipeline/passthrough.ts, one instance) over the same pages in the same run, and coordinationCpuUsPerPage the difference; byKind: bytes and records per page by routed record kind, written and read; mainThreadBusyUsPerPage: event-loop busy time from start to stop (startup, replay and shutdown included, inflated when the CPU is oversubscribed).',
   };
   writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
 }

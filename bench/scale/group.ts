@@ -117,10 +117,13 @@ async function prepareRun(env: Record<string, string>): Promise<void> {
   }
 }
 
+/** The passthrough baseline's script (bench/pipeline/passthrough.ts): the pipeline's consumer and transactional producer around a processor that does no work. */
+export const PASSTHROUGH_SCRIPT = join(DIST, 'bench', 'pipeline', 'passthrough.js');
+
 export async function startInstance(group: Group, id: string): Promise<Instance> {
   const metricsPort = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-scale-state-'));
-  const script = group.spec.mode === 'passthrough' ? join(DIST, 'bench', 'pipeline', 'passthrough.js') : CLI;
+  const script = group.spec.mode === 'passthrough' ? PASSTHROUGH_SCRIPT : CLI;
   const started = performance.now();
   const child = startChild(script, group.spec.mode === 'passthrough' ? [] : ['run'], {
     ...group.env,

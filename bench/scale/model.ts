@@ -189,9 +189,9 @@ function routedRun(pages: Page[]) {
         }, (q, after) => {
           // A request for more (the page as q got it, and the cursor) and its reply, both real records.
           const h = performance.now();
-          const request = encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sentTo.get(q)![slot]! });
-          const asked = decodeMore(request);
-          const got = parts[q]!.more(asked.page, asked.sequence, asked.after);
+          const request = encodeMore({ chunk: key, indexPartition: q, trip: 0, asks: [{ slot, sequence: base + slot, after, page: sentTo.get(q)![slot]! }] });
+          const asked = decodeMore(request).asks[0]!;
+          const got = parts[q]!.more(asked.page!, asked.sequence, asked.after);
           const reply = encodeReply({ chunk: key, indexPartition: q, base, replies: [{ slot, reply: { settled: null, unsettled: got.unsettled, more: got.more } }] });
           homeMs += performance.now() - h;
           moreBytes += request.length + reply.length + RECORD_OVERHEAD * 2;

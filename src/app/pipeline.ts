@@ -47,7 +47,7 @@ import { createShardHolder, type ShardHolder } from '../consumers/sequence.consu
 import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';
 import type { ShardState } from '../dedup/shard-state.js';
 import { createKafka, ensureTopics } from '../kafka/client.js';
-import { createRoutedHolder, type RoutedHolder } from '../kafka/routed-holder.js';
+import { addTraffic, createRoutedHolder, type RoutedHolder } from '../kafka/routed-holder.js';
 import { createRoutedOwner, type RoutedOwner } from '../kafka/routed-owner.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
@@ -346,6 +346,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
       readRecords: o.readRecords + h.readRecords,
       writtenBytes: o.writtenBytes + h.writtenBytes,
       writtenRecords: o.writtenRecords + h.writtenRecords,
+      byKind: addTraffic(o, h).byKind,
       mainThreadBusyMs: Math.round(loop.active),
     });
   });

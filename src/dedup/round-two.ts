@@ -35,6 +35,8 @@ export class RoundTwo {
   private readonly known: PartitionAnswer[][];
   private readonly more = new Map<string, MoreUnsettled>();
   private readonly best: (PartitionAnswer | null | undefined)[];
+  /** Per page, how many of its known candidates were asked to confirm (all before this index). */
+  private readonly knownAsked: number[];
 
   /** `home`: the partition that holds a candidate's sketch and id (routing's table-0 partition of its fingerprint). */
   constructor(
@@ -45,6 +47,7 @@ export class RoundTwo {
     this.asked = joined.map(() => new Set());
     this.known = joined.map((j) => [...j.unsettled]);
     this.best = joined.map(() => undefined);
+    this.knownAsked = joined.map(() => 0);
   }
 
   /** Every page's verdict answer when all are decided, else what to ask next (never nothing). */
@@ -60,8 +63,8 @@ export class RoundTwo {
           (c) => {
             const got = this.confirmed[slot]!;
             if (got.has(c.sequence)) return got.get(c.sequence)!;
-            for (const k of [c, ...this.known[slot]!]) {
-              if (this.asked[slot]!.has(k.sequence)) continue;
+            const ask = (k: PartitionAnswer): void => {
+              if (this.asked[slot]!.has(k.sequence)) return;
               this.asked[slot]!.add(k.sequence);
               const home = this.home(k);
               let bySlot = confirms.get(home);
@@ -69,7 +72,12 @@ export class RoundTwo {
               let list = bySlot.get(slot);
               if (!list) bySlot.set(slot, (list = []));
               list.push(k.sequence);
-            }
+            };
+            ask(c);
+            // Every known candidate before knownAsked was asked in an earlier trip: only the new ones are looked at.
+            const known = this.known[slot]!;
+            for (let i = this.knownAsked[slot]!; i < known.length; i++) ask(known[i]!);
+            this.knownAsked[slot] = known.length;
             throw NEED;
           },
           (partition, after) => {

@@ -80,13 +80,12 @@ export class IndexRouting {
    * without a sketch (second stage off, or none recorded) has table entries only.
    */
   route(hi: number, lo: number, sketch: Uint8Array | null): PartitionShare[] {
-    const byPartition = new Map<number, PartitionShare>();
+    // A page touches a few partitions (t + bands at most): a list searched in place is cheaper than a map.
+    const shares: PartitionShare[] = [];
     const share = (partition: number): PartitionShare => {
-      let s = byPartition.get(partition);
-      if (s === undefined) {
-        s = { partition, tableMask: 0, bandKeys: [] };
-        byPartition.set(partition, s);
-      }
+      for (let i = 0; i < shares.length; i++) if (shares[i]!.partition === partition) return shares[i]!;
+      const s: PartitionShare = { partition, tableMask: 0, bandKeys: [] };
+      shares.push(s);
       return s;
     };
     for (let t = 0; t < this.tables.length; t++) share(this.tablePartition(t, hi, lo)).tableMask |= 1 << t;
@@ -96,6 +95,6 @@ export class IndexRouting {
         share(this.bandPartition(key)).bandKeys.push(key);
       }
     }
-    return [...byPartition.values()].sort((a, b) => a.partition - b.partition);
+    return shares.sort((a, b) => a.partition - b.partition);
   }
 }

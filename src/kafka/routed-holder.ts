@@ -30,7 +30,7 @@ import type { Logger } from '../logger.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { TablePlan } from '../index/index.js';
 import type { SecondStage } from '../dedup/decider.js';
-import { IndexPartition, type PartitionAnswer, type PartitionReply } from '../dedup/index-partition.js';
+import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
 
 /** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
 const MORE_PAGES_PER_ANSWER = 8;
@@ -44,8 +44,10 @@ import {
   encodeMoreReply,
   encodeReply,
   routedRecordKind,
+  type ChunkKey,
   type ConfirmRecord,
   type EntriesRecord,
+  type MoreAnswer,
   type MoreRecord,
   type OrderRecord,
 } from '../wire/routed-records.js';
@@ -88,13 +90,66 @@ export interface Traffic {
   readRecords: number;
   writtenBytes: number;
   writtenRecords: number;
+  /** The same by record kind (routedRecordKind, or 'ids' for the id store): where the bytes go. */
+  byKind: Record<string, KindTraffic>;
+}
+
+export interface KindTraffic {
+  readBytes: number;
+  readRecords: number;
+  writtenBytes: number;
+  writtenRecords: number;
+}
+
+export function newTraffic(): Traffic {
+  return { takeovers: 0, readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0, byKind: {} };
+}
+
+function kindTraffic(traffic: Traffic, value: Buffer | null): KindTraffic {
+  let kind = 'ids';
+  if (value !== null && value.length >= 2) {
+    try {
+      kind = routedRecordKind(value);
+    } catch {
+      kind = 'ids';
+    }
+  }
+  return (traffic.byKind[kind] ??= { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0 });
 }
 
 export function countWritten(traffic: Traffic, records: readonly { key: string | Buffer | null; value: Buffer }[]): void {
   for (const r of records) {
-    traffic.writtenBytes += r.value.length + (r.key === null ? 0 : Buffer.byteLength(r.key));
+    const bytes = r.value.length + (r.key === null ? 0 : Buffer.byteLength(r.key));
+    traffic.writtenBytes += bytes;
     traffic.writtenRecords++;
+    const k = kindTraffic(traffic, r.value);
+    k.writtenBytes += bytes;
+    k.writtenRecords++;
   }
+}
+
+export function countRead(traffic: Traffic, m: { key: Buffer | null; value: Buffer | null }): void {
+  const bytes = (m.value?.length ?? 0) + (m.key?.length ?? 0);
+  traffic.readBytes += bytes;
+  traffic.readRecords++;
+  const k = kindTraffic(traffic, m.value);
+  k.readBytes += bytes;
+  k.readRecords++;
+}
+
+/** Sums two traffic counts (an instance's owner and holder). */
+export function addTraffic(a: Traffic, b: Traffic): Traffic {
+  const byKind: Record<string, KindTraffic> = {};
+  for (const t of [a, b]) {
+    for (const [kind, k] of Object.entries(t.byKind)) {
+      const s = (byKind[kind] ??= { readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0 });
+      s.readBytes += k.readBytes;
+      s.readRecords += k.readRecords;
+      s.writtenBytes += k.writtenBytes;
+      s.writtenRecords += k.writtenRecords;
+    }
+  }
+  return { takeovers: a.takeovers + b.takeovers, readBytes: a.readBytes + b.readBytes, readRecords: a.readRecords + b.readRecords, writtenBytes: a.writtenBytes + b.writtenBytes, writtenRecords: a.writtenRecords + b.writtenRecords, byKind };
 }
 
 interface Held {
@@ -107,6 +162,67 @@ interface Held {
   readonly entries: Map<string, EntriesRecord>;
   /** Round-two requests waiting until the partition has applied the sequence they name. */
   readonly requests: ({ kind: 'more'; record: MoreRecord } | { kind: 'confirm'; record: ConfirmRecord })[];
+  /**
+   * Per input partition, the page sketches its latest chunks' confirmations brought here (by
+   * chunk, then slot): a later confirmation of the same chunk refers to them instead of sending
+   * them again. An owner decides its chunks one at a time, so a few chunks are enough.
+   */
+  readonly sketches: Map<number, Map<string, Map<number, Uint8Array | null>>>;
+  /** Per input partition, its latest applied chunks' entries here (by chunk): what requests for more are about. */
+  readonly applied: Map<number, Map<string, AppliedChunk>>;
+}
+
+interface AppliedChunk {
+  readonly entries: EntriesRecord;
+  /** The entries' pages by slot, made at the first request for more. */
+  bySlot: Map<number, RoutedPage> | null;
+}
+
+/** Chunks per input partition whose confirmation sketches and applied entries a held partition keeps. */
+const SKETCH_CHUNKS = 4;
+
+/** The kept state of `chunk` in a per-input-partition cache of its latest chunks, made if new. */
+function recentChunk<T>(cache: Map<number, Map<string, T>>, chunk: ChunkKey, make: () => T): T {
+  const name = chunkName(chunk);
+  let chunks = cache.get(chunk.inputPartition);
+  if (!chunks) cache.set(chunk.inputPartition, (chunks = new Map()));
+  let kept = chunks.get(name);
+  if (kept === undefined) {
+    kept = make();
+    chunks.set(name, kept);
+    if (chunks.size > SKETCH_CHUNKS) chunks.delete(chunks.keys().next().value!);
+  }
+  return kept;
+}
+
+/** The page of a request for more: the one it carries, else the one this partition applied for the chunk. */
+function pageOf(h: Held, chunk: ChunkKey, slot: number, page: RoutedPage | null): RoutedPage | null {
+  if (page !== null) return page;
+  const applied = h.applied.get(chunk.inputPartition)?.get(chunkName(chunk));
+  if (!applied) return null;
+  if (applied.bySlot === null) applied.bySlot = new Map(applied.entries.pages.map((e) => [e.slot, e.page]));
+  return applied.bySlot.get(slot) ?? null;
+}
+
+/**
+ * A confirmation as the partition answers it: sketches sent earlier in the chunk filled in from
+ * what it kept, new ones kept. Null when one refers to a sketch not kept (never, while owners
+ * send as they should): the request is then not answered, and its owner gives the chunk up and
+ * joins it again, sending every sketch anew.
+ */
+function withSketches(h: Held, record: ConfirmRecord): ConfirmRecord | null {
+  const kept = recentChunk(h.sketches, record.chunk, () => new Map<number, Uint8Array | null>());
+  const asks = [];
+  for (const a of record.asks) {
+    if (a.sent) {
+      if (!kept.has(a.slot)) return null;
+      asks.push({ slot: a.slot, sketch: kept.get(a.slot)!, sequences: a.sequences });
+    } else {
+      kept.set(a.slot, a.sketch);
+      asks.push(a);
+    }
+  }
+  return { ...record, asks };
 }
 
 export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
@@ -124,7 +240,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   /** Per input partition: the group's committed offset when partitions were last taken on; chunks below it are decided. */
   const committed = new Map<number, bigint>();
   let admin: Admin | null = null;
-  const traffic: Traffic = { takeovers: 0, readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0 };
+  const traffic: Traffic = newTraffic();
 
   let lock: Promise<void> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
@@ -141,7 +257,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     groupId: `${options.groupId}-holder-${options.instanceId}-${process.pid}-${Date.now().toString(36)}`,
     readUncommitted: false,
     maxBytesPerPartition: 4 * 1024 * 1024,
-    maxWaitTimeInMs: 50,
+    maxWaitTimeInMs: 200,
     allowAutoTopicCreation: false,
   });
 
@@ -162,9 +278,9 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
 
   /** The sequence a request needs applied here before it can be answered. */
   const needs = (request: Held['requests'][number]): number => {
-    if (request.kind === 'more') return request.record.sequence;
     let most = -1;
-    for (const a of request.record.asks) for (const q of a.sequences) if (q > most) most = q;
+    if (request.kind === 'more') for (const a of request.record.asks) most = Math.max(most, a.sequence);
+    else for (const a of request.record.asks) for (const q of a.sequences) if (q > most) most = q;
     return most;
   };
 
@@ -181,23 +297,34 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       if (!undecided(chunk)) continue;
       const key = chunkName(chunk);
       if (request.kind === 'more') {
-        const { page, sequence, after, slot } = request.record;
-        // Several pages of the cursor in one answer: what as many requests in a row would get,
-        // for one round trip (a template page's candidates mostly fail their confirmation).
-        const unsettled: PartitionAnswer[] = [];
-        let cursor = after;
-        let more = false;
-        for (let step = 0; step < MORE_PAGES_PER_ANSWER; step++) {
-          const got = h.state.more(page, sequence, cursor);
-          unsettled.push(...got.unsettled);
-          more = got.more && got.unsettled.length > 0;
-          if (!more) break;
-          cursor = got.unsettled[got.unsettled.length - 1]!;
+        const answers: MoreAnswer[] = [];
+        let missing = false;
+        for (const { slot, sequence, after, page: carried } of request.record.asks) {
+          const page = pageOf(h, chunk, slot, carried);
+          if (page === null) {
+            missing = true;
+            break;
+          }
+          // Several pages of the cursor in one answer: what as many requests in a row would get,
+          // for one round trip (a template page's candidates mostly fail their confirmation).
+          const unsettled: PartitionAnswer[] = [];
+          let cursor = after;
+          let more = false;
+          for (let step = 0; step < MORE_PAGES_PER_ANSWER; step++) {
+            const got = h.state.more(page, sequence, cursor);
+            unsettled.push(...got.unsettled);
+            more = got.more && got.unsettled.length > 0;
+            if (!more) break;
+            cursor = got.unsettled[got.unsettled.length - 1]!;
+          }
+          answers.push({ slot, afterSequence: after.sequence, unsettled, more });
         }
-        out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, slot, afterSequence: after.sequence, unsettled, more })));
+        // Never, while owners send as they should: the owner gives the chunk up and joins it again, pages sent.
+        if (missing) logger.warn('a request for more names a chunk this partition did not keep; left unanswered', { partition: q, chunk: key });
+        else out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       } else {
-        const answers: { slot: number; sequence: number; id: string | null }[] = [];
-        for (const { slot, sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push({ slot, sequence, id: h.state.confirm(sequence, sketch) });
+        const answers: (string | null)[] = [];
+        for (const { sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push(h.state.confirm(sequence, sketch));
         out.push(reply(chunk.inputPartition, key, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }
@@ -220,6 +347,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       for (const q of targets) {
         const h = held.get(q)!;
         const entries = h.entries.get(name)!;
+        recentChunk(h.applied, record.chunk, () => ({ entries, bySlot: null }));
         const replies: { slot: number; reply: PartitionReply }[] = [];
         for (const { slot, page } of entries.pages) {
           const r = h.state.apply(page, base + slot);
@@ -246,10 +374,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
 
   async function onBatch({ batch, heartbeat, isStale }: EachBatchPayload): Promise<void> {
     if (stopped || isStale()) return;
-    for (const m of batch.messages) {
-      traffic.readBytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
-      traffic.readRecords++;
-    }
+    for (const m of batch.messages) countRead(traffic, m);
     await exclusive(async () => {
       if (batch.topic === topics.order) {
         orderEnd = Math.max(orderEnd, Number(batch.highWatermark));
@@ -274,7 +399,11 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
             // Entries of a chunk this partition has passed (seen again after a seek) are not kept.
             h.entries.set(chunkName(e.chunk), e);
           } else if (kind === 'more') h.requests.push({ kind, record: decodeMore(m.value) });
-          else if (kind === 'confirm') h.requests.push({ kind, record: decodeConfirm(m.value) });
+          else if (kind === 'confirm') {
+            const record = withSketches(h, decodeConfirm(m.value));
+            if (record !== null) h.requests.push({ kind, record });
+            else logger.warn('a confirmation refers to a sketch this partition did not keep; left unanswered', { partition: batch.partition, offset: m.offset });
+          }
         }
       }
       const out = drain();
@@ -307,7 +436,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       // Ready once the new partitions have applied the order log as far as it is now.
       const readyAt = Math.max(orderEnd, Number((await endOffsets(kafka, topics.order))['0'] ?? '0'));
       for (const q of fresh) {
-        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage), appliedNext: 0, readyAt, entries: new Map(), requests: [] });
+        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map() });
         consumer.seek({ topic: topics.index, partition: q, offset: '0' });
       }
       // The order log again from its start: the new partitions apply it all, the others skip what they applied.

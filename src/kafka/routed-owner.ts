@@ -37,26 +37,32 @@ import type { DecidedVerdict, InputRecord, OutputMessage, PageBatchProcessor } f
 import {
   chunkName,
   decodeConfirmed,
+  decodeIdStore,
   decodeMoreReply,
   decodeOrder,
   decodeReply,
   encodeConfirm,
   encodeEntries,
+  encodeIdStore,
   encodeMore,
   encodeOrder,
-  routedRecordKind,
+  pairAnswers,
+  replyHead,
   type ChunkKey,
+  type ConfirmRecord,
+  type IdStorePosition,
+  type MoreAsk,
   type SlottedPage,
+  type StoredVerdict,
 } from '../wire/routed-records.js';
 import type { VerdictProducer } from './verdict-producer.js';
 import type { LogAppender, LogRecord } from './log-appender.js';
-import type { JoinedVerdict } from '../dedup/answer-join.js';
 import { readPartition } from './partition-reader.js';
 import { shardAssigner } from './shard-assigner.js';
 import { pagesGroupConsumer } from '../consumers/crawled-pages.consumer.js';
 import type { Lease } from '../consumers/partition-fences.js';
 import { createInputFences } from './input-fences.js';
-import { countWritten, type RoutedHolder, type Traffic } from './routed-holder.js';
+import { countRead, countWritten, newTraffic, type RoutedHolder, type Traffic } from './routed-holder.js';
 
 export interface RoutedOwnerOptions {
   readonly kafka: Kafka;
@@ -86,22 +92,8 @@ export interface RoutedOwner {
   traffic(): Traffic & { committedRecords: number; chunks: number; roundTwoAsks: number; roundTrips: number };
 }
 
-/** A page id's verdict as p's id store keeps it (dedup.ids, JSON): a joined verdict, less whether it was a repeat. */
-type StoredVerdict = Omit<JoinedVerdict, 'repeated'>;
-
-/** Where p's next owner starts: written with every transaction (dedup.ids, under the position header). */
-interface Position {
-  /** The order offset after the last chunk of p this transaction committed (or an earlier one's). */
-  readonly order: number;
-  /** Where p's reply log is read from: nothing before it answers a chunk not committed yet. */
-  readonly replies: string;
-  /** The end of p's last chunk applied in the order log, as the holders count it. */
-  readonly spanEnd: string;
-}
-
-const POSITION_HEADER = 'dedup.ids.position';
-/** The position record's key (compaction keeps the last); no page id starts with a NUL. */
-const POSITION_KEY = '\u0000position';
+/** Where p's next owner starts: written with every transaction (the id-store record of the chunk). */
+type Position = IdStorePosition;
 
 /** A chunk of p ordered by an earlier owner and not committed: joined as it was cut. */
 interface OrderedChunk {
@@ -141,7 +133,7 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
     groupId,
     readUncommitted: false,
     maxBytesPerPartition: 4 * 1024 * 1024,
-    maxWaitTimeInMs: 20,
+    maxWaitTimeInMs: 200,
     allowAutoTopicCreation: false,
   });
   /** Per input partition: replies arrived, by key (the first wins), with the chunk's first offset. */
@@ -151,21 +143,11 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
   const open = new Set<number>();
   let partitions: number[] = [];
 
-  const keyOf = (value: Buffer): { key: string; first: bigint } | null => {
-    const kind = routedRecordKind(value);
-    if (kind === 'reply') {
-      const r = decodeReply(value);
-      return { key: `r|${chunkName(r.chunk)}|${r.indexPartition}`, first: r.chunk.firstOffset };
-    }
-    if (kind === 'more-reply') {
-      const r = decodeMoreReply(value);
-      return { key: `m|${chunkName(r.chunk)}|${r.indexPartition}|${r.slot}|${r.afterSequence}`, first: r.chunk.firstOffset };
-    }
-    if (kind === 'confirmed') {
-      const r = decodeConfirmed(value);
-      return { key: `c|${chunkName(r.chunk)}|${r.indexPartition}|${r.trip}`, first: r.chunk.firstOffset };
-    }
-    return null;
+  /** The waiters' key of a reply, from its head alone: the owner decodes the body once, when it joins. */
+  const keyOf = (value: Buffer): { key: string; first: bigint } => {
+    const { kind, chunk, indexPartition, trip } = replyHead(value);
+    const tag = kind === 'reply' ? 'r' : kind === 'more-reply' ? 'm' : 'c';
+    return { key: kind === 'reply' ? `r|${chunkName(chunk)}|${indexPartition}` : `${tag}|${chunkName(chunk)}|${indexPartition}|${trip}`, first: chunk.firstOffset };
   };
 
   return {
@@ -179,8 +161,7 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
           let got = arrived.get(batch.partition);
           if (!got) arrived.set(batch.partition, (got = new Map()));
           for (const m of batch.messages) {
-            traffic.readBytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
-            traffic.readRecords++;
+            countRead(traffic, m);
             consumedNext.set(batch.partition, BigInt(m.offset) + 1n);
             if (m.value === null) continue;
             let parsed;
@@ -190,7 +171,7 @@ function createRepliesTail(kafka: Kafka, topic: string, groupId: string, logger:
               logger.error('skipping an undecodable reply', { partition: batch.partition, offset: m.offset, error });
               continue;
             }
-            if (parsed === null || got.has(parsed.key)) continue;
+            if (got.has(parsed.key)) continue;
             got.set(parsed.key, { first: parsed.first, value: m.value });
             const waiter = waiters.get(parsed.key);
             if (waiter) {
@@ -271,15 +252,11 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     heartbeatInterval: 1_000,
     partitionAssigners: [shardAssigner({ instance: options.instanceId, pagesTopic: topics.pages, shardTopic: topics.index, standbyTopic: options.standbyTopic })],
   });
-  const traffic = { takeovers: 0, readBytes: 0, readRecords: 0, writtenBytes: 0, writtenRecords: 0, committedRecords: 0, chunks: 0, roundTwoAsks: 0, roundTrips: 0 };
+  const traffic = { ...newTraffic(), committedRecords: 0, chunks: 0, roundTwoAsks: 0, roundTrips: 0 };
   /** Appends routed records, counted. */
   const append = (records: LogRecord[]): Promise<number[]> => {
     countWritten(traffic, records);
     return appender.append(records);
-  };
-  const countRead = (m: { key: Buffer | null; value: Buffer | null }): void => {
-    traffic.readBytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
-    traffic.readRecords++;
   };
   const tail = createRepliesTail(kafka, topics.replies, `${options.groupId}-replies-${options.instanceId}-${process.pid}-${Date.now().toString(36)}`, logger, traffic);
   let halted = false;
@@ -317,6 +294,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     const started = Date.now();
     const ids = new Map<string, StoredVerdict>();
     let position: Position | null = null;
+    // The store's records are in the chunks' order; a later one's position is the later chunk's.
     await readPartition({
       kafka,
       topic: topics.ids,
@@ -324,20 +302,16 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       from: 0n,
       groupIdPrefix: `${options.groupId}-ids-${p}`,
       onMessage: (m) => {
-        countRead(m);
-        if (m.headers[POSITION_HEADER] !== undefined) {
-          if (m.value) position = JSON.parse(m.value.toString('utf8')) as Position;
-          return;
-        }
-        const id = m.key?.toString('utf8');
-        if (id === undefined) return;
-        if (m.value === null) ids.delete(id);
-        else ids.set(id, JSON.parse(m.value.toString('utf8')) as StoredVerdict);
+        countRead(traffic, m);
+        if (m.value === null) return;
+        const record = decodeIdStore(m.value);
+        position = record.position;
+        for (const { id, verdict } of record.entries) ids.set(id, verdict);
       },
     });
-    const at: Position = position ?? { order: 0, replies: '0', spanEnd: '-1' };
+    const at: Position = position ?? { order: 0, replies: 0n, spanEnd: -1n };
     // The order log as the holders read it, for p alone: the same skip rule, from the same point.
-    let spanEnd = BigInt(at.spanEnd);
+    let spanEnd = at.spanEnd;
     const ordered = new Map<bigint, OrderedChunk>();
     await readPartition({
       kafka,
@@ -346,7 +320,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       from: BigInt(at.order),
       groupIdPrefix: `${options.groupId}-order-${p}`,
       onMessage: (m) => {
-        countRead(m);
+        countRead(traffic, m);
         if (m.value === null) return;
         const record = decodeOrder(m.value);
         if (record.chunk.inputPartition !== p || record.chunk.firstOffset < spanEnd) return;
@@ -354,10 +328,10 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         if (record.chunk.firstOffset >= from) ordered.set(record.chunk.firstOffset, { key: record.chunk, span: record.span, pages: record.pages, touched: record.touched, orderOffset: Number(m.offset) });
       },
     });
-    tail.open(p, BigInt(at.replies));
+    tail.open(p, at.replies);
     const attempt = 1 + Math.floor(Math.random() * 0xfffe);
     logger.info('input partition taken on', { partition: p, committed: from.toString(), ids: ids.size, orderedNotCommitted: ordered.size, seconds: (Date.now() - started) / 1000 });
-    return { lease, ids, ordered, next: from, stale: false, position: { ...at, spanEnd: spanEnd.toString() }, attempt };
+    return { lease, ids, ordered, next: from, stale: false, position: { ...at, spanEnd }, attempt };
   }
 
   /** Waits for every promise, heartbeating; gives the chunk up when stopping, in a long rebalance, or when the replies do not come. */
@@ -421,17 +395,15 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     if (pages.length > 0) {
       // Route: one entries record per touched partition, the page as each partition gets it.
       const byPartition = new Map<number, SlottedPage[]>();
-      const sent = new Map<number, Map<number, RoutedPage>>();
       pages.forEach((page, slot) => {
+        // The tail goes to every partition but the home: made once per page.
+        let tail: Uint8Array | null = null;
         for (const share of routing.route(page.hi, page.lo, page.sketch)) {
-          const sketch = page.sketch === null ? null : (share.tableMask & 1) !== 0 ? page.sketch : sketchTail(page.sketch);
+          const sketch = page.sketch === null ? null : (share.tableMask & 1) !== 0 ? page.sketch : (tail ??= sketchTail(page.sketch));
           const routed: RoutedPage = { id: share.tableMask !== 0 ? page.id : null, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch, tables: share.tableMask, bandKeys: share.bandKeys };
           let list = byPartition.get(share.partition);
           if (!list) byPartition.set(share.partition, (list = []));
           list.push({ slot, page: routed });
-          let bySlot = sent.get(share.partition);
-          if (!bySlot) sent.set(share.partition, (bySlot = new Map()));
-          bySlot.set(slot, routed);
         }
       });
       const touched = [...byPartition.keys()].sort((a, b) => a - b);
@@ -450,7 +422,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         const bySlot: { partition: number; reply: PartitionReply }[][] = pages.map(() => []);
         for (const r of replies) for (const { slot, reply } of r.replies) bySlot[slot]!.push({ partition: r.indexPartition, reply });
         const joined = bySlot.map((list) => joinReplies(list));
-        const best = await roundTwo(p, key, name, base, pages, joined, sent, payload, lease);
+        const best = await roundTwo(p, key, name, base, pages, joined, byPartition, ordered !== undefined, payload, lease);
         pages.forEach((page, slot) => {
           const b = best[slot]!;
           decided.set(page.id, {
@@ -482,24 +454,22 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     if (!lease.current) throw new ChunkAbandoned('the partition was assigned again while the chunk was decided');
     const position: Position = {
       order: orderOffset === null ? st.position.order : orderOffset + 1,
-      replies: tail.consumedNext(p).toString(),
-      spanEnd: orderOffset === null ? st.position.spanEnd : (first + BigInt(ordered?.span ?? Number(last - first + 1n))).toString(),
+      replies: tail.consumedNext(p),
+      spanEnd: orderOffset === null ? st.position.spanEnd : first + BigInt(ordered?.span ?? Number(last - first + 1n)),
     };
-    const idMessages: OutputMessage[] = pages.map((page) => {
-      const { repeated: _repeated, ...stored } = decided.get(page.id)!;
-      return { key: page.id, partition: p, value: Buffer.from(JSON.stringify(stored)) };
+    const stored = pages.map((page) => {
+      const { repeated: _repeated, ...verdict } = decided.get(page.id)!;
+      return { id: page.id, verdict };
     });
-    idMessages.push({ key: POSITION_KEY, partition: p, value: Buffer.from(JSON.stringify(position)), headers: { [POSITION_HEADER]: '1' } });
+    // One record for the chunk, keyed by it (compaction keeps each chunk's).
+    const idMessages: OutputMessage[] = [{ key: `${p}:${first}`, partition: p, value: encodeIdStore({ position, entries: stored }) }];
     chunk.topicMessages.set(topics.ids, idMessages);
     await lease.producer.commit(chunk.topicMessages, options.groupId, [{ topic: topics.pages, partition: p, offset: (last + 1n).toString() }]);
     metrics.transactions.inc({ outcome: 'committed' });
     countWritten(traffic, idMessages);
     traffic.committedRecords += records.length;
     traffic.chunks++;
-    for (const page of pages) {
-      const { repeated: _repeated, ...stored } = decided.get(page.id)!;
-      st.ids.set(page.id, stored);
-    }
+    for (const { id, verdict } of stored) st.ids.set(id, verdict);
     st.position = position;
     st.next = last + 1n;
     if (ordered) st.ordered.delete(ordered.key.firstOffset);
@@ -524,22 +494,49 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     base: number,
     pages: readonly NewPage[],
     joined: readonly JoinedReplies[],
-    sent: ReadonlyMap<number, ReadonlyMap<number, RoutedPage>>,
+    byPartition: ReadonlyMap<number, readonly SlottedPage[]>,
+    carryPages: boolean,
     payload: EachBatchPayload,
     lease: Lease<VerdictProducer>,
   ): Promise<(PartitionAnswer | null)[]> {
     const round = new RoundTwo(joined, (c) => routing.tablePartition(0, c.hi, c.lo));
+    /** (home, slot) pairs whose page sketch went to that home in an earlier trip: not sent again. */
+    const sketchSent = new Set<number>();
+    /** The pages as each partition got them, by slot: made only when requests for more carry them. */
+    const sent = new Map<number, Map<number, RoutedPage>>();
+    const sentPage = (q: number, slot: number): RoutedPage => {
+      let bySlot = sent.get(q);
+      if (!bySlot) sent.set(q, (bySlot = new Map(byPartition.get(q)!.map((e) => [e.slot, e.page]))));
+      return bySlot.get(slot)!;
+    };
     for (let trip = 0; ; trip++) {
       const step = round.step();
       if (step.done) return step.best;
       const asks = new Map<string, LogRecord>();
+      /** The confirmations sent, by key: their answers come back in their order. */
+      const confirmations = new Map<string, ConfirmRecord>();
       const tripNo = trip & 0xffff;
       for (const [home, bySlot] of step.asks.confirms) {
-        const list = [...bySlot].map(([slot, sequences]) => ({ slot, sketch: pages[slot]!.sketch, sequences }));
-        asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm({ chunk: key, indexPartition: home, trip: tripNo, asks: list }) });
+        const list = [...bySlot].map(([slot, sequences]) => {
+          const at = home * 0x10000 + slot;
+          const sent = sketchSent.has(at);
+          sketchSent.add(at);
+          return { slot, sketch: pages[slot]!.sketch, sent, sequences };
+        });
+        const confirmation: ConfirmRecord = { chunk: key, indexPartition: home, trip: tripNo, asks: list };
+        confirmations.set(`c|${name}|${home}|${tripNo}`, confirmation);
+        asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm(confirmation) });
       }
+      // One request per partition for the trip's mores. The partition kept the pages it applied
+      // for the chunk; a chunk joined after an earlier owner's sends them (it may be older there).
+      const mores = new Map<number, MoreAsk[]>();
       for (const { slot, partition: q, after } of step.asks.mores) {
-        asks.set(`m|${name}|${q}|${slot}|${after.sequence}`, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, slot, sequence: base + slot, after, page: sent.get(q)!.get(slot)! }) });
+        let list = mores.get(q);
+        if (!list) mores.set(q, (list = []));
+        list.push({ slot, sequence: base + slot, after, page: carryPages ? sentPage(q, slot) : null });
+      }
+      for (const [q, list] of mores) {
+        asks.set(`m|${name}|${q}|${tripNo}`, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, trip: tripNo, asks: list }) });
       }
       const keys = [...asks.keys()];
       traffic.roundTwoAsks += keys.length;
@@ -551,10 +548,10 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         keys.forEach((k, i) => {
           const value = answers[i]!;
           if (k.startsWith('c|')) {
-            for (const a of decodeConfirmed(value).answers) round.confirm(a.slot, a.sequence, a.id);
+            for (const a of pairAnswers(confirmations.get(k)!, decodeConfirmed(value).answers)) round.confirm(a.slot, a.sequence, a.id);
           } else {
             const r = decodeMoreReply(value);
-            round.moreAnswered(r.slot, r.indexPartition, r.afterSequence, { unsettled: r.unsettled, more: r.more });
+            for (const a of r.answers) round.moreAnswered(a.slot, r.indexPartition, a.afterSequence, { unsettled: a.unsettled, more: a.more });
           }
         });
       } catch (error) {

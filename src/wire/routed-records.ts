@@ -9,13 +9,16 @@
  *
  * Every record starts with a version byte and a type byte. Integers are
  * big-endian; a chunk's first input offset is 8 bytes; a sequence is 6
- * bytes (2^48 pages); ids are UTF-8 behind a 2-byte length.
+ * bytes (2^48 pages), or a varint where a record lists many; ids are UTF-8
+ * behind a 2-byte length. Version 2: round two's confirmations send a page's
+ * sketch to a home once per chunk, their sequences as varint deltas; the id
+ * store is one record per chunk (version 1 stored JSON, one record per id).
  */
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, MINHASH_BINS } from '../fingerprint/feature-sketch.js';
 import type { PartitionAnswer, PartitionReply, RoutedPage } from '../dedup/index-partition.js';
 
-const VERSION = 1;
+const VERSION = 2;
 const ENTRIES = 1;
 const ORDER = 2;
 const REPLY = 3;
@@ -23,6 +26,7 @@ const MORE = 4;
 const CONFIRM = 5;
 const CONFIRMED = 6;
 const MORE_REPLY = 7;
+const ID_STORE = 8;
 const TAIL_BYTES = SKETCH_BINS - MINHASH_BINS;
 
 /** A chunk: the input partition, its first input offset, and the attempt (a chunk decided again after a crash is another attempt). */
@@ -60,17 +64,25 @@ export interface OrderRecord {
 }
 
 /**
- * Round two's request for a page's next unsettled candidates at one partition (after a reply
- * that left some out): the page as that partition got it, its sequence, and the cursor (the
- * last candidate sent). The answer is a ReplyRecord with that page's slot alone.
+ * Round two's requests for pages' next unsettled candidates at one partition, for one chunk and
+ * one round trip (after replies that left some out): per page, its slot, its sequence, and the
+ * cursor (the last candidate sent). The page as that partition got it is not sent again: the
+ * partition kept it when it applied the chunk (routed-holder.ts); `page` is sent only when the
+ * owner cannot be sure of that (a chunk joined after an earlier owner's). The answer is a
+ * MoreReplyRecord of the same trip.
  */
 export interface MoreRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
+  readonly trip: number;
+  readonly asks: readonly MoreAsk[];
+}
+
+export interface MoreAsk {
   readonly slot: number;
   readonly sequence: number;
   readonly after: PartitionAnswer;
-  readonly page: RoutedPage;
+  readonly page: RoutedPage | null;
 }
 
 export interface ReplyRecord {
@@ -139,6 +151,22 @@ class Writer {
     this.u32(v % 4294967296);
   }
 
+  /** An unsigned varint (7 bits a byte, low first), for integers up to 2^53. */
+  uvar(v: number): void {
+    this.room(8);
+    const buf = this.buf;
+    while (v >= 0x80) {
+      buf[this.length++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    buf[this.length++] = v;
+  }
+
+  /** A signed varint (zigzag), for the difference of two sequences. */
+  svar(v: number): void {
+    this.uvar(v < 0 ? -2 * v - 1 : 2 * v);
+  }
+
   u64(v: bigint): void {
     this.room(8);
     this.view.setBigUint64(this.length, v);
@@ -157,7 +185,22 @@ class Writer {
   text(s: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit; encoded in place, behind its length.
     this.room(2 + 3 * s.length);
-    const { written } = encoder.encodeInto(s, this.buf.subarray(this.length + 2));
+    const buf = this.buf;
+    const at = this.length + 2;
+    // Ids are mostly ASCII (URLs): copied by hand, which is several times faster than encodeInto on a fresh subarray.
+    let i = 0;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at + i] = c;
+    }
+    if (i === s.length) {
+      if (i > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${i} bytes is longer than the 65,535 a routed record carries`);
+      this.view.setUint16(this.length, i);
+      this.length = at + i;
+      return;
+    }
+    const { written } = encoder.encodeInto(s, buf.subarray(at));
     if (written > 0xffff) throw new DedupError('PAGE_INVALID', `a page id of ${written} bytes is longer than the 65,535 a routed record carries`);
     this.view.setUint16(this.length, written);
     this.length += 2 + written;
@@ -203,6 +246,23 @@ class Reader {
     return this.u16() * 4294967296 + this.u32();
   }
 
+  uvar(): number {
+    let v = 0;
+    let scale = 1;
+    for (let i = 0; ; i++) {
+      if (i >= 8) throw new DedupError('KAFKA', 'a routed record has a varint longer than 8 bytes');
+      const b = this.u8();
+      v += (b & 0x7f) * scale;
+      if ((b & 0x80) === 0) return v;
+      scale *= 0x80;
+    }
+  }
+
+  svar(): number {
+    const z = this.uvar();
+    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+  }
+
   u64(): bigint {
     this.need(8);
     const v = this.view.getBigUint64(this.at);
@@ -218,7 +278,12 @@ class Reader {
   }
 
   text(): string {
-    return decoder.decode(this.bytes(this.u16()));
+    const n = this.u16();
+    this.need(n);
+    // Decoded from the record's own bytes, not a copy.
+    const out = decoder.decode(this.buf.subarray(this.at, this.at + n));
+    this.at += n;
+    return out;
   }
 
   end(): void {
@@ -271,14 +336,26 @@ export function decodeEntries(value: Uint8Array): EntriesRecord {
 }
 
 export function encodeMore(record: MoreRecord): Buffer {
-  const w = new Writer(64 + entryBytes(record.page));
+  let expected = 24;
+  for (const a of record.asks) expected += 40 + (a.page === null ? 0 : entryBytes(a.page));
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(MORE);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
-  w.u48(record.sequence);
-  writeAnswer(w, record.after);
-  writePage(w, record.slot, record.page);
+  w.u16(record.trip);
+  w.u16(record.asks.length);
+  for (const a of record.asks) {
+    w.u48(a.sequence);
+    writeAnswer(w, a.after);
+    if (a.page === null) {
+      w.u8(0);
+      w.u16(a.slot);
+    } else {
+      w.u8(1);
+      writePage(w, a.slot, a.page);
+    }
+  }
   return w.done();
 }
 
@@ -287,11 +364,21 @@ export function decodeMore(value: Uint8Array): MoreRecord {
   header(r, MORE);
   const chunk = readChunk(r);
   const indexPartition = r.u16();
-  const sequence = r.u48();
-  const after = readAnswer(r);
-  const { slot, page } = readPage(r);
+  const trip = r.u16();
+  const asks: MoreAsk[] = [];
+  for (let n = r.u16(); n > 0; n--) {
+    const sequence = r.u48();
+    const after = readAnswer(r);
+    const withPage = r.u8();
+    if (withPage > 1) throw new DedupError('KAFKA', `a request for more with page flag ${withPage}`);
+    if (withPage === 0) asks.push({ slot: r.u16(), sequence, after, page: null });
+    else {
+      const { slot, page } = readPage(r);
+      asks.push({ slot, sequence, after, page });
+    }
+  }
   r.end();
-  return { chunk, indexPartition, slot, sequence, after, page };
+  return { chunk, indexPartition, trip, asks };
 }
 
 /** About the bytes writePage takes (ids counted at one byte a character). */
@@ -370,21 +457,28 @@ export function decodeOrder(value: Uint8Array): OrderRecord {
   return { chunk, pages, span, touched, partitions };
 }
 
+/** An answer's first byte: its distance (0..64) in the low bits, this bit when an id follows. */
+const ANSWER_ID = 0x80;
+
 function writeAnswer(w: Writer, a: PartitionAnswer): void {
-  w.u8(a.distance);
-  w.u48(a.sequence);
+  if (!(a.distance >= 0 && a.distance <= 64)) throw new RangeError(`an answer at distance ${a.distance} (0..64)`);
+  w.u8(a.distance | (a.id === null ? 0 : ANSWER_ID));
+  // A varint: sequences take 3 or 4 bytes for the first billions of pages, not 6.
+  w.uvar(a.sequence);
   w.u32(a.hi);
   w.u32(a.lo);
-  w.u8(a.id === null ? 0 : 1);
   if (a.id !== null) w.text(a.id);
 }
 
 function readAnswer(r: Reader): PartitionAnswer {
-  const distance = r.u8();
-  const sequence = r.u48();
+  const head = r.u8();
+  const distance = head & ~ANSWER_ID;
+  if (distance > 64) throw new DedupError('KAFKA', `an answer at distance ${distance}`);
+  const sequence = r.uvar();
+  if (sequence >= 2 ** 48) throw new DedupError('KAFKA', `an answer names sequence ${sequence}`);
   const hi = r.u32();
   const lo = r.u32();
-  const id = r.u8() === 1 ? r.text() : null;
+  const id = head & ANSWER_ID ? r.text() : null;
   return { id, distance, sequence, hi, lo };
 }
 
@@ -440,21 +534,56 @@ export interface ConfirmRecord {
   readonly indexPartition: number;
   /** The owner's round trip of this chunk: the answer carries it back. */
   readonly trip: number;
-  readonly asks: readonly { readonly slot: number; readonly sketch: Uint8Array | null; readonly sequences: readonly number[] }[];
+  readonly asks: readonly ConfirmAsk[];
 }
 
-/** The home's answers to a ConfirmRecord: per candidate, its id when the sketches agree, else null. */
+/**
+ * One page's confirmations at one home. `sent`: the page's sketch went to this home in an
+ * earlier confirmation of the same chunk, so it is not sent again (`sketch` is then not
+ * written; the holder takes the one it kept, routed-holder.ts).
+ */
+export interface ConfirmAsk {
+  readonly slot: number;
+  readonly sketch: Uint8Array | null;
+  readonly sent?: boolean;
+  readonly sequences: readonly number[];
+}
+
+/** A confirmation's sketch flag: none, the sketch follows, or the one sent earlier in the chunk. */
+const SKETCH_NONE = 0;
+const SKETCH_HERE = 1;
+const SKETCH_SENT = 2;
+
+/**
+ * The home's answers to a ConfirmRecord, in the order it asked (ask by ask, sequence by
+ * sequence): the candidate's id when the sketches agree, else null. Slots and sequences are not
+ * sent back; the owner pairs the answers with its request (pairAnswers).
+ */
 export interface ConfirmedRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
   readonly trip: number;
-  readonly answers: readonly { readonly slot: number; readonly sequence: number; readonly id: string | null }[];
+  readonly answers: readonly (string | null)[];
 }
 
-/** A partition's answer to a MoreRecord: the next unsettled candidates after the cursor `afterSequence`. */
+/** A ConfirmedRecord's answers paired with the request they answer; a count that differs is refused. */
+export function pairAnswers(request: ConfirmRecord, answers: readonly (string | null)[]): { slot: number; sequence: number; id: string | null }[] {
+  const out: { slot: number; sequence: number; id: string | null }[] = [];
+  let i = 0;
+  for (const a of request.asks) for (const sequence of a.sequences) out.push({ slot: a.slot, sequence, id: i < answers.length ? answers[i++]! : null });
+  if (out.length !== answers.length) throw new DedupError('KAFKA', `${answers.length} answers to a confirmation of ${out.length} candidates (chunk ${chunkName(request.chunk)}, partition ${request.indexPartition})`);
+  return out;
+}
+
+/** A partition's answers to a MoreRecord: per page asked, the next unsettled candidates after its cursor `afterSequence`. */
 export interface MoreReplyRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
+  readonly trip: number;
+  readonly answers: readonly MoreAnswer[];
+}
+
+export interface MoreAnswer {
   readonly slot: number;
   readonly afterSequence: number;
   readonly unsettled: readonly PartitionAnswer[];
@@ -463,7 +592,7 @@ export interface MoreReplyRecord {
 
 export function encodeConfirm(record: ConfirmRecord): Buffer {
   let expected = 32;
-  for (const a of record.asks) expected += 8 + SKETCH_BINS + 6 * a.sequences.length;
+  for (const a of record.asks) expected += 8 + (a.sent ? 0 : SKETCH_BINS) + 4 * a.sequences.length;
   const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(CONFIRM);
@@ -473,10 +602,19 @@ export function encodeConfirm(record: ConfirmRecord): Buffer {
   w.u16(record.asks.length);
   for (const a of record.asks) {
     w.u16(a.slot);
-    w.u8(a.sketch === null ? 0 : 1);
-    if (a.sketch !== null) w.bytes(a.sketch, 0, SKETCH_BINS);
-    w.u16(a.sequences.length);
-    for (const q of a.sequences) w.u48(q);
+    if (a.sent) w.u8(SKETCH_SENT);
+    else if (a.sketch === null) w.u8(SKETCH_NONE);
+    else {
+      w.u8(SKETCH_HERE);
+      w.bytes(a.sketch, 0, SKETCH_BINS);
+    }
+    // Candidates of one page are near each other in the sequence: deltas take a byte or two.
+    w.uvar(a.sequences.length);
+    let previous = 0;
+    for (const q of a.sequences) {
+      w.svar(q - previous);
+      previous = q;
+    }
   }
   return w.done();
 }
@@ -487,34 +625,42 @@ export function decodeConfirm(value: Uint8Array): ConfirmRecord {
   const chunk = readChunk(r);
   const indexPartition = r.u16();
   const trip = r.u16();
-  const asks: { slot: number; sketch: Uint8Array | null; sequences: number[] }[] = [];
+  const asks: ConfirmAsk[] = [];
   for (let n = r.u16(); n > 0; n--) {
     const slot = r.u16();
-    const sketch = r.u8() === 1 ? r.bytes(SKETCH_BINS) : null;
+    const flag = r.u8();
+    if (flag > SKETCH_SENT) throw new DedupError('KAFKA', `a confirmation with sketch flag ${flag}`);
+    const sketch = flag === SKETCH_HERE ? r.bytes(SKETCH_BINS) : null;
     const sequences: number[] = [];
-    for (let m = r.u16(); m > 0; m--) sequences.push(r.u48());
-    asks.push({ slot, sketch, sequences });
+    let previous = 0;
+    for (let m = r.uvar(); m > 0; m--) {
+      previous += r.svar();
+      if (!(previous >= 0 && previous < 2 ** 48)) throw new DedupError('KAFKA', `a confirmation names sequence ${previous}`);
+      sequences.push(previous);
+    }
+    asks.push(flag === SKETCH_SENT ? { slot, sketch, sent: true, sequences } : { slot, sketch, sequences });
   }
   r.end();
   return { chunk, indexPartition, trip, asks };
 }
 
 export function encodeConfirmed(record: ConfirmedRecord): Buffer {
-  let expected = 32;
-  for (const a of record.answers) expected += 12 + (a.id === null ? 0 : 3 * a.id.length);
+  let expected = 32 + record.answers.length / 8;
+  for (const id of record.answers) expected += id === null ? 0 : 2 + 3 * id.length;
   const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(CONFIRMED);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
   w.u16(record.trip);
-  w.u32(record.answers.length);
-  for (const a of record.answers) {
-    w.u16(a.slot);
-    w.u48(a.sequence);
-    w.u8(a.id === null ? 0 : 1);
-    if (a.id !== null) w.text(a.id);
-  }
+  w.uvar(record.answers.length);
+  // A bit per answer (agrees), then the ids of those that agree: most candidates asked do not.
+  const bitmap = new Uint8Array(Math.ceil(record.answers.length / 8));
+  record.answers.forEach((id, i) => {
+    if (id !== null) bitmap[i >>> 3]! |= 1 << (i & 7);
+  });
+  w.bytes(bitmap);
+  for (const id of record.answers) if (id !== null) w.text(id);
   return w.done();
 }
 
@@ -524,29 +670,33 @@ export function decodeConfirmed(value: Uint8Array): ConfirmedRecord {
   const chunk = readChunk(r);
   const indexPartition = r.u16();
   const trip = r.u16();
-  const answers: { slot: number; sequence: number; id: string | null }[] = [];
-  for (let n = r.u32(); n > 0; n--) {
-    const slot = r.u16();
-    const sequence = r.u48();
-    const id = r.u8() === 1 ? r.text() : null;
-    answers.push({ slot, sequence, id });
-  }
+  const count = r.uvar();
+  if (count > value.length * 8) throw new DedupError('KAFKA', `a confirmation answer names ${count} answers in ${value.length} bytes`);
+  const bitmap = r.bytes(Math.ceil(count / 8));
+  const answers: (string | null)[] = [];
+  for (let i = 0; i < count; i++) answers.push(bitmap[i >>> 3]! & (1 << (i & 7)) ? r.text() : null);
   r.end();
   return { chunk, indexPartition, trip, answers };
 }
 
 export function encodeMoreReply(record: MoreReplyRecord): Buffer {
-  const w = new Writer(40 + 40 * record.unsettled.length);
+  let expected = 24;
+  for (const a of record.answers) expected += 12 + 40 * a.unsettled.length;
+  const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(MORE_REPLY);
   writeChunk(w, record.chunk);
   w.u16(record.indexPartition);
-  w.u16(record.slot);
-  w.u48(record.afterSequence);
-  w.u8(record.more ? 1 : 0);
-  if (record.unsettled.length > 0xff) throw new RangeError(`${record.unsettled.length} unsettled candidates in one reply (at most 255)`);
-  w.u8(record.unsettled.length);
-  for (const c of record.unsettled) writeAnswer(w, c);
+  w.u16(record.trip);
+  w.u16(record.answers.length);
+  for (const a of record.answers) {
+    w.u16(a.slot);
+    w.u48(a.afterSequence);
+    w.u8(a.more ? 1 : 0);
+    if (a.unsettled.length > 0xffff) throw new RangeError(`${a.unsettled.length} unsettled candidates in one answer (at most 65,535)`);
+    w.u16(a.unsettled.length);
+    for (const c of a.unsettled) writeAnswer(w, c);
+  }
   return w.done();
 }
 
@@ -555,27 +705,142 @@ export function decodeMoreReply(value: Uint8Array): MoreReplyRecord {
   header(r, MORE_REPLY);
   const chunk = readChunk(r);
   const indexPartition = r.u16();
-  const slot = r.u16();
-  const afterSequence = r.u48();
-  const more = r.u8() === 1;
-  const unsettled: PartitionAnswer[] = [];
-  for (let n = r.u8(); n > 0; n--) unsettled.push(readAnswer(r));
+  const trip = r.u16();
+  const answers: MoreAnswer[] = [];
+  for (let n = r.u16(); n > 0; n--) {
+    const slot = r.u16();
+    const afterSequence = r.u48();
+    const more = r.u8() === 1;
+    const unsettled: PartitionAnswer[] = [];
+    for (let m = r.u16(); m > 0; m--) unsettled.push(readAnswer(r));
+    answers.push({ slot, afterSequence, unsettled, more });
+  }
   r.end();
-  return { chunk, indexPartition, slot, afterSequence, unsettled, more };
+  return { chunk, indexPartition, trip, answers };
 }
 
 /** The kinds of routed record, by their type byte (what a reader of a mixed log dispatches on). */
-export type RoutedRecordKind = 'entries' | 'order' | 'reply' | 'more' | 'confirm' | 'confirmed' | 'more-reply';
+export type RoutedRecordKind = 'entries' | 'order' | 'reply' | 'more' | 'confirm' | 'confirmed' | 'more-reply' | 'id-store';
 
-const KINDS: Record<number, RoutedRecordKind> = { [ENTRIES]: 'entries', [ORDER]: 'order', [REPLY]: 'reply', [MORE]: 'more', [CONFIRM]: 'confirm', [CONFIRMED]: 'confirmed', [MORE_REPLY]: 'more-reply' };
+const KINDS: Record<number, RoutedRecordKind> = { [ENTRIES]: 'entries', [ORDER]: 'order', [REPLY]: 'reply', [MORE]: 'more', [CONFIRM]: 'confirm', [CONFIRMED]: 'confirmed', [MORE_REPLY]: 'more-reply', [ID_STORE]: 'id-store' };
 
 /** The kind of a routed record, read from its header. */
 export function routedRecordKind(value: Uint8Array): RoutedRecordKind {
-  if (value.length < 2 || value[0] !== VERSION || KINDS[value[1]!] === undefined) throw new DedupError('KAFKA', `not a routed record of version ${VERSION} (${value.length} bytes, header ${value[0]} ${value[1]})`);
+  if (value.length >= 1 && value[0] !== VERSION) throw new DedupError('KAFKA', `a routed record of version ${value[0]}; this build reads version ${VERSION}`);
+  if (value.length < 2 || KINDS[value[1]!] === undefined) throw new DedupError('KAFKA', `not a routed record of version ${VERSION} (${value.length} bytes, header ${value[0]} ${value[1]})`);
   return KINDS[value[1]!]!;
+}
+
+/**
+ * What a reply, an answer to a confirmation or an answer for more names, read from its head
+ * alone (they all start with the chunk and the index partition, the last two with the trip):
+ * how the replies tail files a record without decoding its body, which the owner decodes once.
+ */
+export function replyHead(value: Uint8Array): { kind: RoutedRecordKind; chunk: ChunkKey; indexPartition: number; trip: number } {
+  const kind = routedRecordKind(value);
+  if (kind !== 'reply' && kind !== 'confirmed' && kind !== 'more-reply') throw new DedupError('KAFKA', `a routed record of kind ${kind} where a reply belongs`);
+  const r = new Reader(value);
+  r.u8();
+  r.u8();
+  const chunk = readChunk(r);
+  const indexPartition = r.u16();
+  return { kind, chunk, indexPartition, trip: kind === 'reply' ? 0 : r.u16() };
 }
 
 /** A chunk's key as text: the key of its records, and how waiters and buffers name it. */
 export function chunkName(chunk: ChunkKey): string {
   return `${chunk.inputPartition}:${chunk.firstOffset}:${chunk.attempt}`;
+}
+
+/** A page id's verdict as its input partition's id store keeps it: what a re-sent id is answered with. */
+export interface StoredVerdict {
+  readonly verdict: 'novel' | 'duplicate';
+  readonly duplicateOf: string | null;
+  readonly distance: number | null;
+  readonly hi: number;
+  readonly lo: number;
+  readonly duplicateOfHi: number | null;
+  readonly duplicateOfLo: number | null;
+  readonly sequence: number;
+}
+
+/** Where an input partition's next owner starts: carried by every id-store record (the last one read counts). */
+export interface IdStorePosition {
+  /** The order offset after the last chunk of the partition a transaction committed. */
+  readonly order: number;
+  /** Where the partition's reply log is read from. */
+  readonly replies: bigint;
+  /** The end of the partition's last chunk applied in the order log (-1: none). */
+  readonly spanEnd: bigint;
+}
+
+/**
+ * One chunk's id-store record (dedup.ids, written in the chunk's transaction): the verdicts of
+ * its new pages and the position after it. One record per chunk, not one per id: the per-record
+ * overhead was most of the store's cost.
+ */
+export interface IdStoreRecord {
+  readonly position: IdStorePosition;
+  readonly entries: readonly { readonly id: string; readonly verdict: StoredVerdict }[];
+}
+
+const STORED_DUPLICATE = 1;
+const STORED_OF = 2;
+const STORED_DISTANCE = 4;
+const STORED_OF_FINGERPRINT = 8;
+
+export function encodeIdStore(record: IdStoreRecord): Buffer {
+  let expected = 32;
+  for (const e of record.entries) expected += 24 + e.id.length + (e.verdict.duplicateOf?.length ?? 0);
+  const w = new Writer(expected);
+  w.u8(VERSION);
+  w.u8(ID_STORE);
+  w.uvar(record.position.order);
+  w.u64(record.position.replies);
+  w.u64(record.position.spanEnd + 1n);
+  w.uvar(record.entries.length);
+  let previous = 0;
+  for (const { id, verdict: v } of record.entries) {
+    w.text(id);
+    const ofFingerprint = v.duplicateOfHi !== null && v.duplicateOfLo !== null;
+    w.u8((v.verdict === 'duplicate' ? STORED_DUPLICATE : 0) | (v.duplicateOf !== null ? STORED_OF : 0) | (v.distance !== null ? STORED_DISTANCE : 0) | (ofFingerprint ? STORED_OF_FINGERPRINT : 0));
+    w.u32(v.hi);
+    w.u32(v.lo);
+    // A chunk's pages have consecutive sequences: the delta is a byte.
+    w.svar(v.sequence - previous);
+    previous = v.sequence;
+    if (v.distance !== null) w.u8(v.distance);
+    if (ofFingerprint) {
+      w.u32(v.duplicateOfHi!);
+      w.u32(v.duplicateOfLo!);
+    }
+    if (v.duplicateOf !== null) w.text(v.duplicateOf);
+  }
+  return w.done();
+}
+
+export function decodeIdStore(value: Uint8Array): IdStoreRecord {
+  const r = new Reader(value);
+  header(r, ID_STORE);
+  const order = r.uvar();
+  const replies = r.u64();
+  const spanEnd = r.u64() - 1n;
+  const entries: { id: string; verdict: StoredVerdict }[] = [];
+  let previous = 0;
+  for (let n = r.uvar(); n > 0; n--) {
+    const id = r.text();
+    const flags = r.u8();
+    if (flags > 15) throw new DedupError('KAFKA', `an id-store entry with flags ${flags}`);
+    const hi = r.u32();
+    const lo = r.u32();
+    previous += r.svar();
+    const distance = flags & STORED_DISTANCE ? r.u8() : null;
+    const ofFingerprint = (flags & STORED_OF_FINGERPRINT) !== 0;
+    const duplicateOfHi = ofFingerprint ? r.u32() : null;
+    const duplicateOfLo = ofFingerprint ? r.u32() : null;
+    const duplicateOf = flags & STORED_OF ? r.text() : null;
+    entries.push({ id, verdict: { verdict: flags & STORED_DUPLICATE ? 'duplicate' : 'novel', duplicateOf, distance, hi, lo, duplicateOfHi, duplicateOfLo, sequence: previous } });
+  }
+  r.end();
+  return { position: { order, replies, spanEnd }, entries };
 }

@@ -23,7 +23,7 @@ import { createDecider, featureOptionsFromConfig, planFromConfig } from '../../s
 import { loadConfig } from '../../src/config.js';
 import { bandKey, CHAIN_LIMIT } from '../../src/dedup/sketch-bands.js';
 import { mulberry32 } from '../../src/mulberry32.js';
-import { chunkName, decodeEntries, decodeOrder, routedRecordKind } from '../../src/wire/routed-records.js';
+import { chunkName, decodeEntries, decodeIdStore, decodeOrder, routedRecordKind } from '../../src/wire/routed-records.js';
 import { createTopics, deleteTopics, freePort, readCommitted, requireInfra, testKafka, uniqueName, waitFor, runTopics, type Infra, type ReadRecord } from '../support/infra.js';
 import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
 
@@ -111,8 +111,11 @@ async function checkAgainstOracle(infra: Infra, topics: Record<string, string>, 
   const ids = await readCommitted(infra, [topics.DEDUP_IDS_TOPIC!], () => true, { timeoutMs: 60_000, settleMs: 2000 });
   const sequenceOf = new Map<string, number>();
   for (const r of ids) {
-    if (r.headers['dedup.ids.position'] !== undefined || r.value === null) continue;
-    sequenceOf.set(r.key!, (JSON.parse(r.value.toString('utf8')) as { sequence: number }).sequence);
+    if (r.value === null) continue;
+    for (const { id, verdict } of decodeIdStore(r.value).entries) {
+      assert.ok(!sequenceOf.has(id), `page id ${id} is in the id store twice`);
+      sequenceOf.set(id, verdict.sequence);
+    }
   }
   assert.equal(sequenceOf.size, expectedCount.size, 'every page id is in the id store once');
   const order = [...sequenceOf].sort((a, b) => a[1] - b[1]);

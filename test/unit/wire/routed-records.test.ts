@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeMore, encodeMoreReply, encodeOrder, encodeReply, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
+import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeIdStore, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeIdStore, encodeMore, encodeMoreReply, encodeOrder, encodeReply, pairAnswers, replyHead, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
 import { sketchTail, type PartitionAnswer } from '../../../src/dedup/index-partition.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { DedupError } from '../../../src/errors.js';
@@ -73,17 +73,56 @@ test('replies read back with their settled and unsettled answers', () => {
   );
 });
 
-test('requests for more unsettled candidates read back as written', () => {
+test('requests for more unsettled candidates read back as written, with the page or without it', () => {
+  const ask = rec({ sequence: fc.integer({ min: 0, max: 2 ** 48 - 1 }), after: answer, page, carried: fc.boolean() });
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), answer, page, (key, indexPartition, sequence, after, p) => {
-      const home = (p.tables & 1) !== 0;
-      const s = p.sketch === null ? null : home ? p.sketch : sketchTail(p.sketch);
-      const routed = { id: p.withId ? p.id : null, hi: p.hi, lo: p.lo, short: p.short, fetchedAt: 0, sketch: s, tables: p.tables, bandKeys: p.bandKeys };
-      const back = decodeMore(encodeMore({ chunk: key, indexPartition, slot: p.slot, sequence, after, page: routed }));
-      assert.deepEqual({ ...back, page: { ...back.page, sketch: back.page.sketch === null ? null : [...back.page.sketch] } }, { chunk: key, indexPartition, slot: p.slot, sequence, after, page: { ...routed, sketch: s === null ? null : [...s] } });
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(ask, { maxLength: 12 }), (key, indexPartition, trip, list) => {
+      const asks = list.map(({ sequence, after, page: p, carried }) => {
+        const home = (p.tables & 1) !== 0;
+        const s = p.sketch === null ? null : home ? p.sketch : sketchTail(p.sketch);
+        const routed = { id: p.withId ? p.id : null, hi: p.hi, lo: p.lo, short: p.short, fetchedAt: 0, sketch: s, tables: p.tables, bandKeys: p.bandKeys };
+        return { slot: p.slot, sequence, after, page: carried ? routed : null };
+      });
+      const plain = (r: ReturnType<typeof decodeMore>) => ({ ...r, asks: r.asks.map((a) => ({ ...a, page: a.page === null ? null : { ...a.page, sketch: a.page.sketch === null ? null : [...a.page.sketch] } })) });
+      const record = { chunk: key, indexPartition, trip, asks };
+      assert.deepEqual(plain(decodeMore(encodeMore(record))), plain(record));
     }),
     { numRuns: 300 },
   );
+});
+
+test('id-store records read back as written: verdicts, duplicates of ids, positions', () => {
+  const verdict = rec({
+    duplicate: fc.boolean(),
+    duplicateOf: fc.option(id),
+    distance: fc.option(fc.integer({ min: 0, max: 64 })),
+    hi: u32,
+    lo: u32,
+    of: fc.option(fc.tuple(u32, u32)),
+    sequence: fc.integer({ min: 0, max: 2 ** 48 - 1 }),
+  });
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 2 ** 53 - 1 }),
+      fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }),
+      fc.bigInt({ min: -1n, max: 2n ** 63n - 2n }),
+      fc.array(rec({ id, v: verdict }), { maxLength: 30 }),
+      (order, replies, spanEnd, list) => {
+        const entries = list.map(({ id: pageId, v }) => ({
+          id: pageId,
+          verdict: { verdict: v.duplicate ? ('duplicate' as const) : ('novel' as const), duplicateOf: v.duplicateOf, distance: v.distance, hi: v.hi, lo: v.lo, duplicateOfHi: v.of?.[0] ?? null, duplicateOfLo: v.of?.[1] ?? null, sequence: v.sequence },
+        }));
+        const record = { position: { order, replies, spanEnd }, entries };
+        const value = encodeIdStore(record);
+        assert.deepEqual(decodeIdStore(value), record);
+        assert.equal(routedRecordKind(value), 'id-store');
+        for (let cut = 0; cut < value.length; cut++) assert.throws(() => decodeIdStore(value.subarray(0, cut)), DedupError);
+      },
+    ),
+    { numRuns: 200 },
+  );
+  // The store of version 1 was JSON, one record per id: refused by name, not misread.
+  assert.throws(() => decodeIdStore(Buffer.from(JSON.stringify({ verdict: 'novel', sequence: 1 }))), /version 123; this build reads version 2/);
 });
 
 test('a record cut short, with bytes left over, or of another version or type is refused', () => {
@@ -92,8 +131,9 @@ test('a record cut short, with bytes left over, or of another version or type is
   for (let cut = 0; cut < order.length; cut++) assert.throws(() => decodeOrder(order.subarray(0, cut)), DedupError);
   assert.throws(() => decodeOrder(Buffer.concat([order, Buffer.from([0])])), DedupError);
   const otherVersion = Buffer.from(order);
-  otherVersion[0] = 2;
-  assert.throws(() => decodeOrder(otherVersion), /version 2/);
+  otherVersion[0] = 1;
+  assert.throws(() => decodeOrder(otherVersion), /version 1; this build reads version 2/);
+  assert.throws(() => routedRecordKind(otherVersion), /a routed record of version 1; this build reads version 2/);
   assert.throws(() => decodeReply(order), /type 2 where type 3/);
   const entries = encodeEntries({ chunk: key, pages: [{ slot: 0, page: { id: 'p1', hi: 1, lo: 2, short: false, fetchedAt: 0, sketch: null, tables: 1, bandKeys: [9] } }] });
   for (let cut = 0; cut < entries.length; cut++) assert.throws(() => decodeEntries(entries.subarray(0, cut)), DedupError);
@@ -103,21 +143,44 @@ test('round two\u2019s confirmations and their answers, and answers for more can
   const sketch = fc.option(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }));
   const seq = fc.integer({ min: 0, max: 2 ** 48 - 1 });
   const slot = fc.integer({ min: 0, max: 0xffff });
+  const moreAnswer = rec({ slot, afterSequence: seq, unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() });
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(rec({ slot, sequence: seq, id: fc.option(fc.string({ maxLength: 60 })) }), { maxLength: 20 }), seq, fc.array(answer, { maxLength: 8 }), fc.boolean(), (key, indexPartition, trip, asks, answers, sequence, unsettled, more) => {
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sent: fc.boolean(), sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(fc.option(fc.string({ maxLength: 60 })), { maxLength: 40 }), fc.array(moreAnswer, { maxLength: 6 }), (key, indexPartition, trip, asks, answers, moreAnswers) => {
       const confirm = encodeConfirm({ chunk: key, indexPartition, trip, asks });
       const back = decodeConfirm(confirm);
-      const plain = (a: readonly { slot: number; sketch: Uint8Array | null; sequences: readonly number[] }[]) => a.map((x) => ({ ...x, sketch: x.sketch === null ? null : [...x.sketch] }));
+      // A sketch sent before in the chunk is not written again: it reads back as null, marked sent.
+      const plain = (a: readonly { slot: number; sketch: Uint8Array | null; sent?: boolean; sequences: readonly number[] }[]) => a.map((x) => ({ slot: x.slot, sent: x.sent === true, sketch: x.sent || x.sketch === null ? null : [...x.sketch], sequences: x.sequences }));
       assert.deepEqual({ ...back, asks: plain(back.asks) }, { chunk: key, indexPartition, trip, asks: plain(asks) });
       const confirmed = encodeConfirmed({ chunk: key, indexPartition, trip, answers });
       assert.deepEqual(decodeConfirmed(confirmed), { chunk: key, indexPartition, trip, answers });
-      const moreReply = encodeMoreReply({ chunk: key, indexPartition, slot: trip, afterSequence: sequence, unsettled, more });
-      assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, slot: trip, afterSequence: sequence, unsettled, more });
+      for (let cut = 0; cut < confirmed.length; cut++) assert.throws(() => decodeConfirmed(confirmed.subarray(0, cut)), DedupError);
+      // Answers pair with the request's candidates in its order; a count that differs is refused.
+      const candidates = asks.flatMap((a) => a.sequences.map((sequence) => ({ slot: a.slot, sequence })));
+      const ids = candidates.map((c, i) => (i % 3 === 0 ? `id-${c.sequence}` : null));
+      assert.deepEqual(pairAnswers(back, decodeConfirmed(encodeConfirmed({ chunk: key, indexPartition, trip, answers: ids })).answers), candidates.map((c, i) => ({ ...c, id: ids[i] })));
+      assert.throws(() => pairAnswers(back, [...ids, null]), DedupError);
+      const moreReply = encodeMoreReply({ chunk: key, indexPartition, trip, answers: moreAnswers });
+      assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, trip, answers: moreAnswers });
       assert.deepEqual([confirm, confirmed, moreReply].map(routedRecordKind), ['confirm', 'confirmed', 'more-reply']);
+      // The replies tail files answers by their head alone.
+      assert.deepEqual(replyHead(confirmed), { kind: 'confirmed', chunk: key, indexPartition, trip });
+      assert.deepEqual(replyHead(moreReply), { kind: 'more-reply', chunk: key, indexPartition, trip });
+      assert.deepEqual(replyHead(encodeReply({ chunk: key, indexPartition, base: 7, replies: [] })), { kind: 'reply', chunk: key, indexPartition, trip: 0 });
+      assert.throws(() => replyHead(confirm), /kind confirm where a reply belongs/);
+      assert.throws(() => replyHead(confirmed.subarray(0, 9)), DedupError);
       assert.throws(() => decodeConfirmed(confirm), /type 5 where type 6/);
+      for (let cut = 0; cut < confirm.length; cut++) assert.throws(() => decodeConfirm(confirm.subarray(0, cut)), DedupError);
       assert.match(chunkName(key), /^\d+:\d+:\d+$/);
     }),
     { numRuns: 300 },
   );
-  assert.throws(() => routedRecordKind(Buffer.from([1, 99])), DedupError);
+  assert.throws(() => routedRecordKind(Buffer.from([2, 99])), DedupError);
+});
+
+test('a confirmation\u2019s sequences cost a byte or two each when they are near one another', () => {
+  const key: ChunkKey = { inputPartition: 0, firstOffset: 0n, attempt: 0 };
+  const sequences = Array.from({ length: 100 }, (_, i) => 2 ** 40 + 3 * i);
+  const bytes = encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: null, sequences }] }).length;
+  assert.ok(bytes < 30 + 8 + 100 * 1, `${bytes} bytes for 100 near sequences`);
+  assert.deepEqual(decodeConfirm(encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: null, sequences: [5, 2 ** 48 - 1, 0, 7] }] })).asks[0]!.sequences, [5, 2 ** 48 - 1, 0, 7]);
 });
