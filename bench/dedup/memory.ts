@@ -15,6 +15,12 @@
  *
  * (MALLOC_MMAP_THRESHOLD_ and NODE_OPTIONS as the container image sets them: deploy/docker/Dockerfile.)
  *
+ * MEMORY_BENCH_TIMED=n times n decisions (20,000 by default; 100,000 at 10M). MEMORY_BENCH_TRACE=1
+ * prints, for all the timed decisions and for the slowest 1% and 0.1%, the tier reads per decision
+ * by blob (and the mean time of one), the candidates, and the share of the time of the decisions
+ * during which a band run was written, the index's runs changed, or a collection ran; such a run
+ * is not written. Every run gives verdictDigest: a change that must keep every verdict keeps it.
+ *
  * The stream is generated page by page (nothing per page is kept outside the
  * decider while it fills; the timed pages are generated after the RAM is
  * measured and before the clock starts): 90% random fingerprints and sketches, 10% near copies of an
