@@ -15,6 +15,12 @@
  *
  * (MALLOC_MMAP_THRESHOLD_ and NODE_OPTIONS as the container image sets them: deploy/docker/Dockerfile.)
  *
+ * MEMORY_BENCH_TIMED=n times n decisions (20,000 by default; 100,000 at 10M). MEMORY_BENCH_TRACE=1
+ * prints, for all the timed decisions and for the slowest 1% and 0.1%, the tier reads per decision
+ * by blob (and the mean time of one), the candidates, and the share of the time of the decisions
+ * during which a band run was written, the index's runs changed, or a collection ran; such a run
+ * is not written. Every run gives verdictDigest: a change that must keep every verdict keeps it.
+ *
  * The stream is generated page by page (nothing per page is kept outside the
  * decider while it fills; the timed pages are generated after the RAM is
  * measured and before the clock starts): 90% random fingerprints and sketches, 10% near copies of an
@@ -57,10 +63,29 @@ type Input = import('../../src/dedup/decider.js').DecisionInput;
 const dir = mkdtempSync(join(tmpdir(), 'dedup-memory-'));
 let tier: unknown = undefined;
 let closeTier = (): void => {};
+/** MEMORY_BENCH_TRACE=1: count each timed decision's reads of the tier (by blob) and what ran inside it (a band run written, an index merge, a collection); not written to the results. */
+const TRACE = process.env.MEMORY_BENCH_TRACE === '1';
+/** Reads of the tier: [records, names, band runs] reads, bytes and nanoseconds, since the start. */
+const tierReads = new Float64Array(9);
+function counted<B extends { read(position: number, into: Uint8Array): void }>(blob: B, slot: number): B {
+  if (!TRACE) return blob;
+  const read = blob.read.bind(blob);
+  blob.read = (position: number, into: Uint8Array): void => {
+    tierReads[slot]!++;
+    tierReads[slot + 3]! += into.length;
+    const t0 = process.hrtime.bigint();
+    read(position, into);
+    tierReads[slot + 6]! += Number(process.hrtime.bigint() - t0);
+  };
+  return blob;
+}
 if (tierKind === 'file') {
   const { filePageTier } = await import('../../src/storage/file-blob-store.js');
   const t = filePageTier(dir);
-  tier = t;
+  counted(t.records, 0);
+  counted(t.names, 1);
+  const runs = t.runs!;
+  tier = { ...t, runs: () => counted(runs(), 2) };
   closeTier = () => t.close();
 }
 
@@ -153,15 +178,65 @@ if (profilePath !== undefined) {
   };
 }
 
+/** Per timed decision (TRACE): tier reads and bytes, band candidates, table candidates, and whether a band run was written, the index's runs changed, or a collection ran. */
+const traceReads = new Float64Array(TIMED * 3);
+const traceBytes = new Float64Array(TIMED);
+const traceBandCands = new Float64Array(TIMED);
+const traceTableCands = new Float64Array(TIMED);
+const traceEvents = new Uint8Array(TIMED);
+const EVENT_BAND_WRITE = 1;
+const EVENT_INDEX_RUNS = 2;
+const EVENT_GC = 4;
+const gcSpans: number[] = [];
+let gcObserver: { disconnect(): void } | null = null;
+if (TRACE) {
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcSpans.push(e.startTime, e.startTime + e.duration);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  gcObserver = observer;
+}
+const indexRuns = (): number => (index as unknown as { runStart: number[] }).runStart.length;
+const starts = new Float64Array(TRACE ? TIMED * 2 : 0);
+const { performance } = await import('node:perf_hooks');
+
 let duplicates = 0;
 const each = new Float64Array(TIMED);
 const readsBefore = store.bands?.diskReads ?? 0;
+const readsAtStart = tierReads.slice();
 const cpuStarted = process.cpuUsage();
 const started = process.hrtime.bigint();
+/** A digest of the timed verdicts (FNV-1a over duplicateOf and distance): equal digests, equal verdicts, for a change that must not change any. */
+let digest = 0x811c9dc5;
+const mix = (text: string): void => {
+  for (let c = 0; c < text.length; c++) digest = Math.imul(digest ^ text.charCodeAt(c), 0x01000193);
+};
 for (let i = pages; i < pages + TIMED; i++) {
+  const j = i - pages;
+  if (TRACE) {
+    const before = tierReads.slice();
+    const disk = store.bands?.bytesOnDisk ?? 0;
+    const runsBefore = indexRuns();
+    starts[j * 2] = performance.now();
+    const v = decider.decide(timedPages[j]!);
+    starts[j * 2 + 1] = performance.now();
+    if (v.verdict === 'duplicate') duplicates++;
+    mix(`${v.duplicateOf ?? '-'}:${v.distance ?? '-'};`);
+    for (let b = 0; b < 3; b++) traceReads[j * 3 + b] = tierReads[b]! - before[b]!;
+    traceBytes[j] = tierReads[3]! + tierReads[4]! + tierReads[5]! - before[3]! - before[4]! - before[5]!;
+    traceBandCands[j] = (store.bands as unknown as { count: number } | null)?.count ?? 0;
+    traceTableCands[j] = v.candidates;
+    if ((store.bands?.bytesOnDisk ?? 0) !== disk) traceEvents[j]! |= EVENT_BAND_WRITE;
+    if (indexRuns() !== runsBefore) traceEvents[j]! |= EVENT_INDEX_RUNS;
+    each[j] = starts[j * 2 + 1]! * 1e3 - starts[j * 2]! * 1e3;
+    continue;
+  }
   const t0 = process.hrtime.bigint();
-  if (decider.decide(timedPages[i - pages]!).verdict === 'duplicate') duplicates++;
-  each[i - pages] = Number(process.hrtime.bigint() - t0) / 1e3;
+  const v = decider.decide(timedPages[j]!);
+  each[j] = Number(process.hrtime.bigint() - t0) / 1e3;
+  if (v.verdict === 'duplicate') duplicates++;
+  mix(`${v.duplicateOf ?? '-'}:${v.distance ?? '-'};`);
 }
 const micros = Number(process.hrtime.bigint() - started) / 1e3 / TIMED;
 const bandReads = ((store.bands?.diskReads ?? 0) - readsBefore) / TIMED;
@@ -170,6 +245,55 @@ await stopProfile();
 // CPU time of the process (user + system: the preads included), which a machine shared with other
 // work does not inflate the way it inflates wall time.
 const cpuMicros = (cpu.user + cpu.system) / TIMED;
+let trace: object | null = null;
+if (TRACE) {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gcObserver?.disconnect();
+  // A decision a collection overlapped.
+  for (let s = 0; s < gcSpans.length; s += 2) {
+    for (let j = 0; j < TIMED; j++) if (starts[j * 2]! < gcSpans[s + 1]! && starts[j * 2 + 1]! > gcSpans[s]!) traceEvents[j]! |= EVENT_GC;
+  }
+  const order = Array.from({ length: TIMED }, (_, j) => j).sort((a, b) => each[b]! - each[a]!);
+  const total = each.reduce((a, b) => a + b, 0);
+  const describe = (js: number[]): object => {
+    let time = 0;
+    const sum = new Float64Array(7);
+    const events = { bandWrite: 0, indexRuns: 0, gc: 0, none: 0 };
+    const eventTime = { bandWrite: 0, indexRuns: 0, gc: 0, none: 0 };
+    for (const j of js) {
+      time += each[j]!;
+      for (let b = 0; b < 3; b++) sum[b]! += traceReads[j * 3 + b]!;
+      sum[3]! += traceBytes[j]!;
+      sum[4]! += traceBandCands[j]!;
+      sum[5]! += traceTableCands[j]!;
+      const e = traceEvents[j]!;
+      if (e & EVENT_BAND_WRITE) (events.bandWrite++, (eventTime.bandWrite += each[j]!));
+      if (e & EVENT_INDEX_RUNS) (events.indexRuns++, (eventTime.indexRuns += each[j]!));
+      if (e & EVENT_GC) (events.gc++, (eventTime.gc += each[j]!));
+      if (e === 0) (events.none++, (eventTime.none += each[j]!));
+    }
+    const n = Math.max(1, js.length);
+    const r = (x: number): number => Number(x.toFixed(2));
+    return {
+      decisions: js.length,
+      shareOfTime: r(time / total),
+      meanMicros: r(time / n),
+      perDecision: { recordReads: r(sum[0]! / n), nameReads: r(sum[1]! / n), bandRunReads: r(sum[2]! / n), bytesRead: r(sum[3]! / n), bandCandidates: r(sum[4]! / n), tableCandidates: r(sum[5]! / n) },
+      events,
+      eventShareOfTime: Object.fromEntries(Object.entries(eventTime).map(([k, t]) => [k, r(t / total)])),
+    };
+  };
+  trace = {
+    all: describe(order),
+    slowestTenthPercent: describe(order.slice(0, Math.ceil(TIMED / 1000))),
+    slowestPercent: describe(order.slice(0, Math.ceil(TIMED / 100))),
+    rest: describe(order.slice(Math.ceil(TIMED / 100))),
+    /** Mean wall time of one read of the tier, by blob, over the timed decisions. */
+    readMicros: Object.fromEntries(['records', 'names', 'bandRuns'].map((name, b) => [name, Number(((tierReads[b + 6]! - readsAtStart[b + 6]!) / Math.max(1, tierReads[b]! - readsAtStart[b]!) / 1e3).toFixed(2))])),
+    gcCount: gcSpans.length / 2,
+    gcMillis: Number(gcSpans.reduce((a, x, s) => (s % 2 === 1 ? a + x - gcSpans[s - 1]! : a), 0).toFixed(1)),
+  };
+}
 each.sort();
 const quantile = (q: number): number => Number(each[Math.min(TIMED - 1, Math.floor(q * TIMED))]!.toFixed(1));
 /** The slowest decisions' share of the total: the bands' and the tables' merges land on a few. */
@@ -208,6 +332,8 @@ const run = {
   bandRuns,
   bandReadsPerDecision: Number(bandReads.toFixed(2)),
   duplicateShare: Number((duplicates / TIMED).toFixed(3)),
+  /** FNV-1a of the timed verdicts (duplicateOf, distance): the same stream with the same defaults gives the same digest unless a verdict changed. */
+  verdictDigest: (digest >>> 0).toString(16).padStart(8, '0'),
   fillSeconds: Number(fillSeconds.toFixed(1)),
   timedDecisions: TIMED,
   node: process.version,
@@ -227,7 +353,8 @@ const run = {
 };
 process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
 const path = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'results', 'memory.json');
-if (process.env.MEMORY_BENCH_NO_WRITE !== '1' && profilePath === undefined) {
+if (trace !== null) process.stdout.write(`${JSON.stringify({ trace }, null, 2)}\n`);
+if (process.env.MEMORY_BENCH_NO_WRITE !== '1' && profilePath === undefined && trace === null) {
   mkdirSync(dirname(path), { recursive: true });
   const old = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { runs: (typeof run)[] }) : { runs: [] };
   const runs = old.runs.filter((r) => !(r.pagesHeld === run.pagesHeld && r.tier === run.tier && (r.fill ?? 'decide') === run.fill));

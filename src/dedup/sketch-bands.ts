@@ -119,7 +119,10 @@ interface Run {
   readonly length: number;
   /** Buckets are the key's top `bits` bits. */
   readonly bits: number;
-  /** The first entry of the buckets of block j (j << BLOCK_BITS ...), and, last, the length. */
+  /**
+   * The first entry of the buckets of block j (j << BLOCK_BITS ...), and, last, the length; plus
+   * WIDE when the block keeps its starts in `wide`, so that a probe asks the map only then.
+   */
   readonly blocks: Uint32Array;
   /**
    * Block by block, at blocks[j] + BLOCK * j: a byte per bucket (its first entry less its
@@ -135,6 +138,9 @@ interface Run {
 
 /** Buckets per block. */
 const BLOCK = 1 << BLOCK_BITS;
+/** The flag of a block start (Run.blocks) whose block keeps 32-bit starts in Run.wide; a run holds fewer than 2^31 entries. */
+const WIDE = 0x80000000;
+const START = 0x7fffffff;
 
 /** Builds a run as its entries arrive in order. */
 class RunWriter {
@@ -153,6 +159,7 @@ class RunWriter {
 
   /** `most`: at most this many entries will be written. */
   constructor(blob: RunBlob, most: number) {
+    if (!(most < WIDE)) throw new RangeError(`a run holds fewer than 2^31 entries, not ${most}`);
     this.blob = blob;
     let bits = BLOCK_BITS;
     while (bits < 28 && (1 << bits) * BUCKET_LOAD * 2 <= most) bits++;
@@ -204,6 +211,7 @@ class RunWriter {
           a += this.counts[u]!;
         }
         wide.set(j, each);
+        blocks[j] = first + WIDE;
       }
     }
     blocks[buckets / BLOCK] = at;
@@ -283,6 +291,8 @@ export class SketchBands {
   private stamp = 0;
   /** Reads of run entries from their blobs since the start (for the benchmarks). */
   diskReads = 0;
+  /** What collectAll's passes read, kept so that no pass is optimised away. */
+  private touched = 0;
 
   constructor(bands: number, options: SketchBandsOptions = {}) {
     if (!BAND_COUNTS.includes(bands)) throw new RangeError(`bands=${bands} must be one of ${BAND_COUNTS.join(', ')}`);
@@ -400,8 +410,10 @@ export class SketchBands {
   private writeBuffer(lowRef: number): void {
     const n = this.bufLength;
     if (n > 0) {
-      const keys = this.bufKeys.slice(0, n);
-      const refs = this.bufRefs.slice(0, n);
+      // Sorted in place: the buffer is emptied below (sizeBuffer), and a copy of 2^19 entries
+      // would be 4 MiB more allocated per write, which drives the collector.
+      const keys = this.bufKeys;
+      const refs = this.bufRefs;
       // Stable: entries of one key stay in ref order (the buffer is in ref order).
       sortPairs(keys, refs, n);
       const writer = new RunWriter(this.newBlob(), n);
@@ -488,10 +500,11 @@ export class SketchBands {
 
   /**
    * Pushes, key by key, the CHAIN_LIMIT newest held refs below refsBelow under each key: the
-   * buffer's first, then each run's, newest run first. The places in RAM (the buffer's table,
-   * each run's block starts and buckets) are looked up for all the keys first, one array at a
-   * time: loads that do not wait on each other, which the CPU overlaps, where one key after
-   * the other would wait on each cache miss in turn.
+   * buffer's first, then each run's, newest run first. Each array a probe reads in RAM (the
+   * buffer's table and keys; each run's block starts, bucket starts and fingerprints) is read
+   * for all the keys in one pass before the next array: at 10M pages each read is a cache and
+   * TLB miss, and misses in one pass do not wait on each other, so the CPU overlaps them, where
+   * key after key (or a scan after its bucket start) would wait on each miss in turn.
    */
   private collectAll(keys: Uint32Array, count: number, held: HeldRefs | null, refsBelow: number): void {
     if (++this.stamp === 0xffffffff) {
@@ -508,23 +521,46 @@ export class SketchBands {
     }
     const lookups = this.lookups;
     const mask = this.bufMask;
-    for (let i = 0; i < count; i++) lookups[i] = this.bufHeads[keys[i]! & mask]!;
+    const heads = this.bufHeads;
+    const bufKeys = this.bufKeys;
+    // The buffer: each key's slot, then the key its head names (what collectBuffer compares first).
+    for (let i = 0; i < count; i++) lookups[i] = heads[keys[i]! & mask]!;
+    let touched = 0;
+    for (let i = 0; i < count; i++) {
+      const head = lookups[i]!;
+      if (head !== 0) touched ^= bufKeys[head - 1]!;
+    }
+    const spanFirst = this.spanFirst;
+    const spanLast = this.spanLast;
     for (let r = 0; r < runCount; r++) {
       const run = runs[r]!;
       if (run.minRef >= refsBelow) continue;
       const shift = 32 - run.bits;
       const blocks = run.blocks;
+      const bytes = run.bytes;
+      const o = r * count;
       for (let i = 0; i < count; i++) lookups[i] = blocks[keys[i]! >>> shift >>> BLOCK_BITS]!;
-      for (let i = 0; i < count; i++) this.findSpan(run, keys[i]!, lookups[i]!, r * count + i);
+      // The byte of each key's bucket start, at its block's start + the bucket number (a tight
+      // loop, so that many of its misses are in flight at once).
+      for (let i = 0; i < count; i++) touched ^= bytes[(lookups[i]! & START) + (keys[i]! >>> shift)]!;
+      // Each key's bucket [start, end) (kept in spanFirst, spanLast until the scan).
+      for (let i = 0; i < count; i++) this.bucketOf(run, keys[i]!, lookups[i]!, o + i);
+      // The first fingerprint of each bucket (the scan then finds its line in the cache).
+      for (let i = 0; i < count; i++) {
+        const at = spanFirst[o + i]!;
+        if (at < spanLast[o + i]!) touched ^= bytes[at + (((keys[i]! >>> shift >>> BLOCK_BITS) + 1) << BLOCK_BITS)]!;
+      }
+      for (let i = 0; i < count; i++) this.scanBucket(run, keys[i]!, o + i);
     }
+    this.touched = touched;
     for (let i = 0; i < count; i++) {
       const key = keys[i]!;
       let matched = this.collectBuffer(key, held, refsBelow);
       for (let r = runCount - 1; r >= 0 && matched < CHAIN_LIMIT; r--) {
         const run = runs[r]!;
         if (run.minRef >= refsBelow) continue;
-        const first = this.spanFirst[r * count + i]!;
-        if (first >= 0) matched = this.readSpan(run, key, first, this.spanLast[r * count + i]!, held, refsBelow, matched);
+        const first = spanFirst[r * count + i]!;
+        if (first >= 0) matched = this.readSpan(run, key, first, spanLast[r * count + i]!, held, refsBelow, matched);
       }
     }
   }
@@ -549,27 +585,36 @@ export class SketchBands {
   }
 
   /**
-   * In `run`, whose block start for key's bucket is `base`: the first and the last entry of the
-   * bucket with key's fingerprint, into spanFirst and spanLast at `slot` (-1: none).
+   * In `run`, where `block` is the entry of key's block in run.blocks: the bucket's first entry and one past
+   * its last, into spanFirst and spanLast at `slot`.
    */
-  private findSpan(run: Run, key: number, base: number, slot: number): void {
+  private bucketOf(run: Run, key: number, block: number, slot: number): void {
     const u = key >>> (32 - run.bits);
     const j = u >>> BLOCK_BITS;
     const w = u & (BLOCK - 1);
-    const bytes = run.bytes;
-    const at = base + j * BLOCK;
-    let start: number;
-    let end: number;
-    const wide = run.wide.size === 0 ? undefined : run.wide.get(j);
-    if (wide === undefined) {
-      start = base + bytes[at + w]!;
-      end = w === BLOCK - 1 ? run.blocks[j + 1]! : base + bytes[at + w + 1]!;
+    const base = block & START;
+    if (block < WIDE) {
+      const bytes = run.bytes;
+      const at = base + j * BLOCK;
+      this.spanFirst[slot] = base + bytes[at + w]!;
+      this.spanLast[slot] = w === BLOCK - 1 ? run.blocks[j + 1]! & START : base + bytes[at + w + 1]!;
     } else {
-      start = wide[w]!;
-      end = w === BLOCK - 1 ? run.blocks[j + 1]! : wide[w + 1]!;
+      const wide = run.wide.get(j)!;
+      this.spanFirst[slot] = wide[w]!;
+      this.spanLast[slot] = w === BLOCK - 1 ? run.blocks[j + 1]! & START : wide[w + 1]!;
     }
+  }
+
+  /**
+   * In `run`, the bucket [spanFirst, spanLast) at `slot` (bucketOf): the first and the last entry
+   * with key's fingerprint, into spanFirst and spanLast at `slot` (-1: none).
+   */
+  private scanBucket(run: Run, key: number, slot: number): void {
+    const start = this.spanFirst[slot]!;
+    const end = this.spanLast[slot]!;
     // Entry i's fingerprint is at i + (j + 1) * BLOCK.
-    const shift = (j + 1) * BLOCK;
+    const shift = (((key >>> (32 - run.bits)) >>> BLOCK_BITS) + 1) * BLOCK;
+    const bytes = run.bytes;
     const fp = keyFingerprint(key);
     let first = -1;
     let last = -1;

@@ -93,6 +93,9 @@ export class FingerprintIndex {
   private runDead: number[] = [];
   private bestRef = -1;
   private bestDist = 0;
+  /** warm(): per table and run, the entry its probe starts near; and what it read (kept, so the reads stay). */
+  private readonly warmAt = new Int32Array(256);
+  private warmed = 0;
 
   private constructor(plan: TablePlan, compressed: boolean, tableMasks = false) {
     validatePlan(plan);
@@ -343,9 +346,51 @@ export class FingerprintIndex {
     pushResult(out, ref, d);
   }
 
+  /**
+   * Reads, for every table and run a probe will scan, its directory entry, then its first entry
+   * (a raw run's; a compressed run is left alone): at 10M fingerprints each is a cache and TLB
+   * miss, and here the misses of all the tables and runs are in flight together, where the probe
+   * would wait on each in turn (directory, then entries, run after run).
+   */
+  private warm(hi: number, lo: number, queried: number): void {
+    const tables = this.compiled.tables;
+    const at = this.warmAt;
+    let n = 0;
+    let touched = 0;
+    for (let t = 0; t < tables.length; t++) {
+      if ((queried & (1 << t)) === 0) continue;
+      const ct = tables[t]!;
+      const lowKey = (key32(ct.segments, hi, lo) & ct.prefixMask) >>> 0;
+      const runs = this.runs[t]!;
+      for (let r = 0; r < runs.length && n < at.length; r++) {
+        const run = runs[r]!;
+        if (run.kind === RUN_LARGE) {
+          at[n++] = run.dir[lowKey >>> 16]!;
+        } else if (run.kind === RUN_SMALL && run.dirBits > 0) {
+          at[n++] = run.dir[lowKey >>> (32 - run.dirBits)]!;
+        } else {
+          at[n++] = -1;
+        }
+      }
+    }
+    n = 0;
+    for (let t = 0; t < tables.length; t++) {
+      if ((queried & (1 << t)) === 0) continue;
+      const runs = this.runs[t]!;
+      for (let r = 0; r < runs.length && n < at.length; r++) {
+        const run = runs[r]!;
+        const i = at[n++]!;
+        if (i < 0 || i >= run.length) continue;
+        touched ^= run.kind === RUN_LARGE ? run.res[i]! : run.keys[i]!;
+      }
+    }
+    this.warmed = touched;
+  }
+
   private probe(hi: number, lo: number, k: number, out: QueryResult | null, queried: number): number {
     let candidates = 0;
     const tables = this.compiled.tables;
+    this.warm(hi, lo, queried);
     for (let t = 0; t < tables.length; t++) {
       if ((queried & (1 << t)) === 0) continue;
       const ct = tables[t]!;

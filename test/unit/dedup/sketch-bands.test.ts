@@ -113,6 +113,8 @@ test('the candidates follow the band rule with hundreds of pages under one key, 
   // before this rule counted evicted pages toward the limit and stopped at a slot budget shared
   // by every band's keys: it found fewer held pages than the rule under evictions.
   let overLimit = 0;
+  // Probes that met a run with a block of over 255 entries (its bucket starts kept 32 bits wide).
+  let wideProbes = 0;
   fc.assert(
     fc.property(
       fc.constantFrom(2, 4, 7, 14, 28),
@@ -150,6 +152,7 @@ test('the candidates follow the band rule with hundreds of pages under one key, 
               const got = [...store.bands!.found.subarray(0, n)].sort((x, y) => x - y);
               assert.deepEqual(got, want);
               if (held.filter((r) => r < refsBelow && shareBand(probe, sketches.get(r)!, bands)).length > CHAIN_LIMIT) overLimit++;
+              if ((store.bands as unknown as { runs: { wide: Map<number, Uint32Array> }[] }).runs.some((run) => run.wide.size > 0)) wideProbes++;
             }
           }
         });
@@ -158,6 +161,7 @@ test('the candidates follow the band rule with hundreds of pages under one key, 
     { numRuns: 40, seed: 7 },
   );
   assert.ok(overLimit > 100, `only ${overLimit} probes had more pages under a key than the limit`);
+  assert.ok(wideProbes > 100, `only ${wideProbes} probes met a run with wide blocks`);
 });
 
 test('runs in scratch files (the file tier, read with pread) give the candidates runs in memory give', () => {
