@@ -20,6 +20,16 @@ let f;
 if (stage === 'total') {
   const fp = await createFingerprinter();
   f = (html) => fp.fingerprint({ html });
+} else if (stage === 'text') {
+  // From the extracted text (the input of the peers and the C baseline), as run.mjs's 'text' row.
+  const fp = await createFingerprinter();
+  const extractor = new HtmlTextExtractor('remove');
+  const texts = new Map(pages.map((p) => {
+    const b = new TextBuffer();
+    extractor.extract(p.html, b);
+    return [p.html, b.toString()];
+  }));
+  f = (html) => fp.fingerprint({ text: texts.get(html) });
 } else {
   const extractor = new HtmlTextExtractor('remove');
   const buffer = new TextBuffer();
