@@ -30,6 +30,25 @@ if (stage === 'total') {
     return [p.html, b.toString()];
   }));
   f = (html) => fp.fingerprint({ text: texts.get(html) });
+} else if (stage === 'tokenize') {
+  // The tokenizer alone, over the extracted text (jieba for Chinese), as stages.mjs times it.
+  const { Tokenizer } = await import(url('tokenizer.js'));
+  const { TokenBuffer } = await import(url('token-buffer.js'));
+  const { loadJiebaSegmenter } = await import(url('cjk-segmenter.js'));
+  const { wordKindTable, dateCueTable } = await import(url('word-tables.js'));
+  const tokenizer = new Tokenizer('jieba', await loadJiebaSegmenter(), wordKindTable(), dateCueTable());
+  const tokens = new TokenBuffer();
+  const extractor = new HtmlTextExtractor('remove');
+  const texts = new Map(pages.map((p) => {
+    const b = new TextBuffer();
+    extractor.extract(p.html, b);
+    return [p.html, b];
+  }));
+  f = (html) => {
+    const b = texts.get(html);
+    tokens.clear();
+    tokenizer.tokenize(b.units, b.length, tokens);
+  };
 } else {
   const extractor = new HtmlTextExtractor('remove');
   const buffer = new TextBuffer();

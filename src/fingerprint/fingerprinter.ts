@@ -285,7 +285,8 @@ class SimhashFingerprinter implements Fingerprinter {
       w *= extraOf[e]!; // the number weight (and the IDF for tfidf)
       weights[e] = w;
     }
-    this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out);
+    // Weights are whole numbers (counts times NUMBER_WEIGHT) unless they are logarithms or IDFs.
+    this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out, weighting === 'tf' || weighting === 'binary');
     const sketch = new Uint8Array(SKETCH_BINS);
     this.featureSketch(sketch);
     return {
@@ -321,6 +322,13 @@ class SimhashFingerprinter implements Fingerprinter {
     let slot = 0;
     let ea = this.exactA;
     let eb = this.exactB;
+    // The defaults' shingles (pairs, no IDF) are hashed here from the previous token's keys, with
+    // no ring; addShingle's loop does the same for other sizes.
+    const pairs = n === 2 && idf === undefined;
+    let prevA = 0;
+    let prevB = 0;
+    let prevKind = 0;
+    let prevScript = 0;
     for (let i = 0; i < len; i++) {
       const a = ta[i]!;
       const b = tb[i]!;
@@ -343,6 +351,30 @@ class SimhashFingerprinter implements Fingerprinter {
           counter.extraOf[~e] = (idf !== undefined ? idf.table.get(a, b, idf.defaultIdf) : 1) * (kind === TOKEN_NUMBER ? NUMBER_WEIGHT : 1);
           this.otherScript += ts[i]!;
         }
+        continue;
+      }
+      if (pairs) {
+        const script = ts[i]!;
+        if (filled > 0) {
+          if (prevKind !== TOKEN_NUM || kind !== TOKEN_NUM) {
+            const e = counter.add(fmix(mixKey(mixKey(SHINGLE_SEED_A, prevA), ka) ^ 2), fmix(mixKey(mixKey(SHINGLE_SEED_B, prevB), kb) ^ 2));
+            if (e < 0) {
+              counter.extraOf[~e] = prevKind === TOKEN_NUMBER || kind === TOKEN_NUMBER ? NUMBER_WEIGHT : 1;
+              this.otherScript += prevScript | script;
+            }
+          }
+        } else {
+          // A text of one token makes a shingle of one (addShingle, below), from the ring.
+          ringA[0] = ka;
+          ringB[0] = kb;
+          ringNum[0] = kind;
+          ringScript[0] = script;
+        }
+        prevA = ka;
+        prevB = kb;
+        prevKind = kind;
+        prevScript = script;
+        filled++;
         continue;
       }
       ringA[slot] = ka;
