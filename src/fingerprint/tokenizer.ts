@@ -410,6 +410,14 @@ export class Tokenizer {
         if (cls === DIGIT) digit = true;
         else if (c >= 0x370) other = 1;
         i++;
+        // The rest of a run of ASCII lower-case letters (most of most words): none of the checks
+        // above applies to them, and FOLD_KEY is their whole class lookup.
+        for (let d = 0; i < n && (d = text[i]!) >= 0x61 && d <= 0x7a; i++) {
+          const kd = FOLD_KEY[d]!;
+          wa = mixKey(wa, kd);
+          wb = mixKey(wb, kd);
+          wlen++;
+        }
         continue;
       }
       // A number keeps its joiners: "1.5.11", "8.1.2", "1,234" and "v2.0" are one token each, and
