@@ -26,7 +26,7 @@ const dirs = { before: baseDir, after: ROOT };
 /** Per variant, per "set/stage": the median of each process. */
 const rates = { before: {}, after: {} };
 const pages = {};
-const KEYS = ['text10k/scan', 'text10k/total', 'zh/scan', 'zh/total'];
+const KEYS = (process.env.FP_COMPARE_KEYS ?? 'text10k/scan,text10k/total,text10k/text,zh/scan,zh/total').split(',');
 // The page sets, chosen once here; the timing processes read the same files.
 const sets = pageSets();
 const scratch = mkdtempSync(join(tmpdir(), 'fp-compare-'));
@@ -70,7 +70,7 @@ const report = {
   after: commit,
   node: process.version,
   machine: { cpu: cpus()[0]?.model, cores: availableParallelism(), loadavg: loadavg().map((x) => Math.round(x * 100) / 100) },
-  method: `${RUNS} processes per build, set and stage, the builds alternating (bench/fingerprint/compare-one.mjs); in each, 2 warm-up passes, then ${PASSES} timed passes over the whole set, CPU time (process.cpuUsage, user + system), not wall time; runsUsPerPage holds each process's median pass; the figures are their median and minimum (the least disturbed process on a shared machine). scan = HtmlTextExtractor (boilerplate remove), total = fingerprint({html}) at the defaults`,
+  method: `${RUNS} processes per build, set and stage, the builds alternating (bench/fingerprint/compare-one.mjs); in each, 2 warm-up passes, then ${PASSES} timed passes over the whole set, CPU time (process.cpuUsage, user + system), not wall time; runsUsPerPage holds each process's median pass; the figures are their median and minimum (the least disturbed process on a shared machine). scan = HtmlTextExtractor (boilerplate remove), total = fingerprint({html}) at the defaults, text = fingerprint({text}) from the extracted text`,
   results,
 };
 writeFileSync(join(ROOT, 'bench', 'results', 'fingerprint-compare.json'), JSON.stringify(report, null, 1) + '\n');

@@ -29,6 +29,8 @@
  * FOLD maps a code unit to its case-folded form: `toLowerCase()` when that is
  * a single code unit, full-width ASCII (U+FF01..U+FF5E) to ASCII, U+2019 to '.
  */
+import { key } from './feature-hash.js';
+
 export const SEP = 0;
 export const WORD = 1;
 export const DIGIT = 2;
@@ -59,6 +61,8 @@ export function isNoise(c: number): boolean {
   return cls === IGNORE || cls === CONTROL || c === 0x200b;
 }
 export const FOLD = new Uint16Array(65536);
+/** key(FOLD[c]) (feature-hash.ts): the value half of the hash round of each code unit, folded, computed once. */
+export const FOLD_KEY = new Int32Array(65536);
 
 function build(): void {
   const letter = /[\p{L}\p{M}]/u;
@@ -105,6 +109,7 @@ function build(): void {
   }
 }
 build();
+for (let c = 0; c < 65536; c++) FOLD_KEY[c] = key(FOLD[c]!);
 
 /** Astral code points that count as Han: CJK Unified Ideographs Extensions B..H and compatibility supplement. */
 export function isAstralHan(cp: number): boolean {

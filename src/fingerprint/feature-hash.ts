@@ -27,10 +27,23 @@ export const EXACT_SEED_B = 0x299f31d0;
 
 /** One Murmur3 body round: mixes the 32-bit value k into state h. */
 export function mix(h: number, k: number): number {
+  return mixKey(h, key(k));
+}
+
+/**
+ * The first half of a Murmur3 body round, which depends on the value alone: both lanes of a hash
+ * mix the same value, and a token is mixed into several shingles, so the key is computed once per
+ * value (KEY_OF_UNIT holds it for every case-folded code unit) and mixed in with mixKey.
+ */
+export function key(k: number): number {
   k = Math.imul(k, C1);
   k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, C2);
-  h ^= k;
+  return Math.imul(k, C2);
+}
+
+/** The second half of a Murmur3 body round: mix(h, k) === mixKey(h, key(k)). */
+export function mixKey(h: number, kk: number): number {
+  h ^= kk;
   h = (h << 13) | (h >>> 19);
   return (Math.imul(h, 5) + 0xe6546b64) | 0;
 }

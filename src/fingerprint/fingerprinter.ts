@@ -11,7 +11,7 @@
 import { ConfigError } from '../errors.js';
 import { loadJiebaSegmenter, type CjkSegmenter } from './cjk-segmenter.js';
 import * as featureHash from './feature-hash.js';
-import { fmix, mix } from './feature-hash.js';
+import { fmix, key, mixKey } from './feature-hash.js';
 import { FeatureSketcher, SKETCH_BINS } from './feature-sketch.js';
 import { FeatureCounter } from './hash-table-64.js';
 import { HtmlTextExtractor } from './html-text.js';
@@ -169,6 +169,10 @@ class SimhashFingerprinter implements Fingerprinter {
   private readonly simhash = new Simhash();
   private weights = new Float64Array(1024);
   private readonly out = new Uint32Array(2);
+  /** The exact hash's lanes (collectFeatures). */
+  private exactA = 0;
+  private exactB = 0;
+  /** Per ring slot: the hash round keys (feature-hash.ts key) of the token's two lanes. */
   private readonly ringA: Int32Array;
   private readonly ringB: Int32Array;
   private readonly ringNum: Uint8Array;
@@ -250,19 +254,7 @@ class SimhashFingerprinter implements Fingerprinter {
     const { junk, nonSpace } = this.tokenizer.stats;
     const binary = junk > 0 && junk * JUNK_RATIO > nonSpace;
 
-    // Exact hash over the whole normalised stream.
-    let ea = EXACT_SEED_A;
-    let eb = EXACT_SEED_B;
-    const ta = tokens.a;
-    const tb = tokens.b;
     const len = binary ? 0 : tokens.length;
-    for (let i = 0; i < len; i++) {
-      ea = mix(ea, ta[i]!);
-      eb = mix(eb, tb[i]!);
-    }
-    const exactHi = fmix(ea ^ len);
-    const exactLo = fmix(eb ^ len);
-
     const counter = this.counter;
     counter.reset();
     this.numbers = 0;
@@ -270,7 +262,12 @@ class SimhashFingerprinter implements Fingerprinter {
     this.numbersSeen.reset();
     this.sketcher.reset();
     this.otherScript = 0;
+    // The exact hash over the whole normalised stream is taken in the same pass.
+    this.exactA = EXACT_SEED_A;
+    this.exactB = EXACT_SEED_B;
     if (!binary) this.collectFeatures(len);
+    const exactHi = fmix(this.exactA ^ len);
+    const exactLo = fmix(this.exactB ^ len);
     // The sketch holds the shingles beside the words: words alone lose the order, and pages written
     // from one narrow vocabulary (listings, word-salad spam, the demo feed) would all look alike.
     for (let e = 0; e < counter.size; e++) this.sketcher.add(counter.entryA[e]!, counter.entryB[e]!);
@@ -288,7 +285,8 @@ class SimhashFingerprinter implements Fingerprinter {
       w *= extraOf[e]!; // the number weight (and the IDF for tfidf)
       weights[e] = w;
     }
-    this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out);
+    // Weights are whole numbers (counts times NUMBER_WEIGHT) unless they are logarithms or IDFs.
+    this.simhash.compute(counter.entryA, counter.entryB, weights, features, this.out, weighting === 'tf' || weighting === 'binary');
     const sketch = new Uint8Array(SKETCH_BINS);
     this.featureSketch(sketch);
     return {
@@ -308,7 +306,7 @@ class SimhashFingerprinter implements Fingerprinter {
     this.sketcher.write(out, this.numbers, this.smallNumbers, this.counter.size, this.otherScript);
   }
 
-  /** Stop-word removal and shingling of tokens[0..len) into the feature counter. */
+  /** Stop-word removal and shingling of tokens[0..len) into the feature counter; the exact hash of all of them. */
   private collectFeatures(len: number): void {
     const { a: ta, b: tb, num: tn, script: ts } = this.tokens;
     const n = this.options.shingleSize;
@@ -320,9 +318,25 @@ class SimhashFingerprinter implements Fingerprinter {
     const ringScript = this.ringScript;
     const ringIdf = this.ringIdf;
     let filled = 0;
+    /** filled % n, kept without a division. */
+    let slot = 0;
+    let ea = this.exactA;
+    let eb = this.exactB;
+    // The defaults' shingles (pairs, no IDF) are hashed here from the previous token's keys, with
+    // no ring; addShingle's loop does the same for other sizes.
+    const pairs = n === 2 && idf === undefined;
+    let prevA = 0;
+    let prevB = 0;
+    let prevKind = 0;
+    let prevScript = 0;
     for (let i = 0; i < len; i++) {
       const a = ta[i]!;
       const b = tb[i]!;
+      // Each token's keys serve the exact hash and every shingle it is part of.
+      const ka = key(a);
+      const kb = key(b);
+      ea = mixKey(ea, ka);
+      eb = mixKey(eb, kb);
       const kind = tn[i]!;
       if (kind === TOKEN_STOP) continue;
       if (kind === TOKEN_NUMBER && this.numbersSeen.add(a, b) < 0) {
@@ -339,15 +353,42 @@ class SimhashFingerprinter implements Fingerprinter {
         }
         continue;
       }
-      const slot = filled % n;
-      ringA[slot] = a;
-      ringB[slot] = b;
+      if (pairs) {
+        const script = ts[i]!;
+        if (filled > 0) {
+          if (prevKind !== TOKEN_NUM || kind !== TOKEN_NUM) {
+            const e = counter.add(fmix(mixKey(mixKey(SHINGLE_SEED_A, prevA), ka) ^ 2), fmix(mixKey(mixKey(SHINGLE_SEED_B, prevB), kb) ^ 2));
+            if (e < 0) {
+              counter.extraOf[~e] = prevKind === TOKEN_NUMBER || kind === TOKEN_NUMBER ? NUMBER_WEIGHT : 1;
+              this.otherScript += prevScript | script;
+            }
+          }
+        } else {
+          // A text of one token makes a shingle of one (addShingle, below), from the ring.
+          ringA[0] = ka;
+          ringB[0] = kb;
+          ringNum[0] = kind;
+          ringScript[0] = script;
+        }
+        prevA = ka;
+        prevB = kb;
+        prevKind = kind;
+        prevScript = script;
+        filled++;
+        continue;
+      }
+      ringA[slot] = ka;
+      ringB[slot] = kb;
       ringNum[slot] = kind;
       ringScript[slot] = ts[i]!;
       if (idf !== undefined) ringIdf[slot] = kind === TOKEN_NUM ? idf.defaultIdf : idf.table.get(a, b, idf.defaultIdf);
       filled++;
-      if (filled >= n) this.addShingle(filled - n, n);
+      if (++slot === n) slot = 0;
+      // The shingle of the last n tokens starts at the oldest slot, the one written next.
+      if (filled >= n) this.addShingle(slot, n);
     }
+    this.exactA = ea;
+    this.exactB = eb;
     if (n > 1 && filled > 0 && filled < n) this.addShingle(0, filled);
   }
 
@@ -360,10 +401,11 @@ class SimhashFingerprinter implements Fingerprinter {
     let numbers = 0;
     let idfSum = 0;
     let other = 0;
-    for (let k = 0; k < size; k++) {
-      const slot = (start + k) % n;
-      sa = mix(sa, this.ringA[slot]!);
-      sb = mix(sb, this.ringB[slot]!);
+    const ringA = this.ringA;
+    const ringB = this.ringB;
+    for (let k = 0, slot = start; k < size; k++, slot = slot + 1 === n ? 0 : slot + 1) {
+      sa = mixKey(sa, ringA[slot]!);
+      sb = mixKey(sb, ringB[slot]!);
       const kind = this.ringNum[slot]!;
       if (kind !== TOKEN_NUM) words++;
       if (kind === TOKEN_NUMBER) numbers++;

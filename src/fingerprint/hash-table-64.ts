@@ -76,20 +76,27 @@ export class StaticTable64 {
  * doubling past it): a page's shingles are mostly new, and a new one probes until an empty slot.
  */
 const SLOTS_PER_ENTRY = 4;
+/**
+ * A slot is four int32s side by side (generation stamp, key lanes A and B, entry number), so a
+ * probe reads one cache line, not one in each of four arrays: a page's table outgrows the L1
+ * cache (Chinese pages with jieba have thousands of features).
+ */
+const SLOT = 4;
+const STAMP = 0;
+const KEY_A = 1;
+const KEY_B = 2;
+const ENTRY = 3;
 
 export class FeatureCounter {
   private mask = 0;
-  private keyA = new Int32Array(0);
-  private keyB = new Int32Array(0);
-  private stamp = new Uint32Array(0);
+  private slots = new Int32Array(0);
   private gen = 1;
   /** Per-entry count and weight factor (the number weight, times the IDF for tfidf), indexed by entry number (insertion order). */
   countOf = new Uint32Array(0);
   extraOf = new Float64Array(0);
-  /** Entry number -> slot, and the hashes per entry for iteration. */
+  /** The hashes per entry, for iteration. */
   entryA = new Int32Array(0);
   entryB = new Int32Array(0);
-  private slotEntry = new Int32Array(0);
   size = 0;
 
   constructor(initialCapacity = 1024) {
@@ -98,10 +105,7 @@ export class FeatureCounter {
 
   private allocate(cap: number): void {
     this.mask = cap - 1;
-    this.keyA = new Int32Array(cap);
-    this.keyB = new Int32Array(cap);
-    this.stamp = new Uint32Array(cap);
-    this.slotEntry = new Int32Array(cap);
+    this.slots = new Int32Array(cap * SLOT);
     const entries = cap / SLOTS_PER_ENTRY;
     const countOf = new Uint32Array(entries);
     const extraOf = new Float64Array(entries);
@@ -121,8 +125,9 @@ export class FeatureCounter {
   reset(): void {
     this.size = 0;
     this.gen++;
-    if (this.gen === 0xffffffff) {
-      this.stamp.fill(0);
+    // Stamps are int32s: wrap before the sign bit, clearing them (once per 2^31 pages).
+    if (this.gen === 0x7fffffff) {
+      this.slots.fill(0);
       this.gen = 1;
     }
   }
@@ -136,21 +141,24 @@ export class FeatureCounter {
     b |= 0;
     const mask = this.mask;
     const gen = this.gen;
+    const slots = this.slots;
     let i = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
     for (;;) {
-      if (this.stamp[i] !== gen) break;
-      if (this.keyA[i] === a && this.keyB[i] === b) {
-        const e = this.slotEntry[i]!;
+      const at = i * SLOT;
+      if (slots[at + STAMP] !== gen) break;
+      if (slots[at + KEY_A] === a && slots[at + KEY_B] === b) {
+        const e = slots[at + ENTRY]!;
         this.countOf[e]!++;
         return e;
       }
       i = (i + 1) & mask;
     }
     const e = this.size++;
-    this.stamp[i] = gen;
-    this.keyA[i] = a;
-    this.keyB[i] = b;
-    this.slotEntry[i] = e;
+    const at = i * SLOT;
+    slots[at + STAMP] = gen;
+    slots[at + KEY_A] = a;
+    slots[at + KEY_B] = b;
+    slots[at + ENTRY] = e;
     this.countOf[e] = 1;
     this.entryA[e] = a;
     this.entryB[e] = b;
@@ -162,15 +170,17 @@ export class FeatureCounter {
     const n = this.size;
     this.allocate((this.mask + 1) * 2);
     const mask = this.mask;
+    const slots = this.slots;
     for (let e = 0; e < n; e++) {
       const a = this.entryA[e]!;
       const b = this.entryB[e]!;
       let i = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
-      while (this.stamp[i] === 1) i = (i + 1) & mask;
-      this.stamp[i] = 1;
-      this.keyA[i] = a;
-      this.keyB[i] = b;
-      this.slotEntry[i] = e;
+      while (slots[i * SLOT + STAMP] === 1) i = (i + 1) & mask;
+      const at = i * SLOT;
+      slots[at + STAMP] = 1;
+      slots[at + KEY_A] = a;
+      slots[at + KEY_B] = b;
+      slots[at + ENTRY] = e;
     }
   }
 }

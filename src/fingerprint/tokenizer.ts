@@ -34,7 +34,7 @@ import * as charClass from './char-class.js';
 import { isAstralHan, isInvisible, isNoise } from './char-class.js';
 import type { CjkSegmenter } from './cjk-segmenter.js';
 import * as featureHash from './feature-hash.js';
-import { fmix, hashUnits, mix } from './feature-hash.js';
+import { fmix, hashUnits, key, mix, mixKey } from './feature-hash.js';
 import { StaticTable64 } from './hash-table-64.js';
 import { CJK_DATE_SUFFIXES } from './stop-words.js';
 import { isMisreadContinuation, isMisreadLead } from './mojibake.js';
@@ -50,7 +50,7 @@ import { addWords } from './word-tables.js';
  * module cell on every use (read in place, they made the tokenizer take 127 µs a page on the
  * English bench set, not 106).
  */
-const { APOS, CLASS, CONTROL, DIGIT, FOLD, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD } = charClass;
+const { APOS, CLASS, CONTROL, DIGIT, FOLD, FOLD_KEY, HAN, HIGH, IGNORE, JUNK, KANA, SPACE, WORD } = charClass;
 const { TOKEN_SEED_A, TOKEN_SEED_B } = featureHash;
 const { TOKEN_NUM, TOKEN_NUMBER, TOKEN_STOP, TOKEN_WORD } = tokenKinds;
 const { WORD_DATE, WORD_STOP } = wordTables;
@@ -92,6 +92,10 @@ hashUnits('\u0000NUM', scratch);
 /** The hash of the NUM token (numbers, dates, counters). */
 export const NUM_A = scratch[0]! | 0;
 export const NUM_B = scratch[1]! | 0;
+
+/** The hash round keys of '-' (a sign) and "'" (inside a word). */
+const KEY_MINUS = key(0x2d);
+const KEY_APOS = key(0x27);
 
 const DATE_SUFFIX = new Uint8Array(65536);
 for (let i = 0; i < CJK_DATE_SUFFIXES.length; i++) DATE_SUFFIX[CJK_DATE_SUFFIXES.charCodeAt(i)] = 1;
@@ -242,9 +246,9 @@ function wordAfter(text: Uint16Array, i: number, n: number): number {
   for (; i < n && length < 24; i++) {
     const c = text[i]!;
     if (CLASS[c] === WORD) {
-      const f = FOLD[c]!;
-      a = mix(a, f);
-      b = mix(b, f);
+      const k = FOLD_KEY[c]!;
+      a = mixKey(a, k);
+      b = mixKey(b, k);
       length++;
     } else if (!isInvisible(c)) break;
   }
@@ -394,32 +398,41 @@ export class Tokenizer {
         // "-1" and "1" are other content (a minimum and a maximum, an error and a count): a sign
         // starts the number's hash. A dash after a letter or digit ("UTF-8", "2-4") is none.
         if (wlen === 0 && cls === DIGIT && isSignBefore(text, i)) {
-          wa = mix(wa, 0x2d);
-          wb = mix(wb, 0x2d);
+          wa = mixKey(wa, KEY_MINUS);
+          wb = mixKey(wb, KEY_MINUS);
         }
         // "Ãº" for "ú", "Ã¼" for "ü": a continuation byte that reads as a letter or a digit.
         if (c > 0x7f && i > 0 && isMisreadContinuation(c) && isMisreadLead(text[i - 1]!)) misread++;
-        const f = FOLD[c]!;
-        wa = mix(wa, f);
-        wb = mix(wb, f);
+        const k = FOLD_KEY[c]!;
+        wa = mixKey(wa, k);
+        wb = mixKey(wb, k);
         wlen++;
         if (cls === DIGIT) digit = true;
         else if (c >= 0x370) other = 1;
         i++;
+        // The rest of a run of ASCII lower-case letters (most of most words): none of the checks
+        // above applies to them, and FOLD_KEY is their whole class lookup.
+        for (let d = 0; i < n && (d = text[i]!) >= 0x61 && d <= 0x7a; i++) {
+          const kd = FOLD_KEY[d]!;
+          wa = mixKey(wa, kd);
+          wb = mixKey(wb, kd);
+          wlen++;
+        }
         continue;
       }
       // A number keeps its joiners: "1.5.11", "8.1.2", "1,234" and "v2.0" are one token each, and
       // so is "3.\u202a1" (an invisible character after the joiner renders as nothing).
       if (digit && i + 1 < n && isJoiner(c) && CLASS[text[skipInvisible(text, i + 1, n)]!] === DIGIT) {
-        wa = mix(wa, c);
-        wb = mix(wb, c);
+        const k = FOLD_KEY[c]!;
+        wa = mixKey(wa, k);
+        wb = mixKey(wb, k);
         wlen++;
         i++;
         continue;
       }
       if (cls === APOS && wlen > 0 && i + 1 < n && CLASS[text[i + 1]!] === WORD) {
-        wa = mix(wa, 0x27);
-        wb = mix(wb, 0x27);
+        wa = mixKey(wa, KEY_APOS);
+        wb = mixKey(wb, KEY_APOS);
         wlen++;
         i++;
         continue;
