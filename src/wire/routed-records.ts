@@ -16,6 +16,7 @@
  */
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, MINHASH_BINS } from '../fingerprint/feature-sketch.js';
+import type { JoinedVerdict } from '../dedup/answer-join.js';
 import type { PartitionAnswer, PartitionReply, RoutedPage } from '../dedup/index-partition.js';
 
 const VERSION = 2;
@@ -753,16 +754,7 @@ export function chunkName(chunk: ChunkKey): string {
 }
 
 /** A page id's verdict as its input partition's id store keeps it: what a re-sent id is answered with. */
-export interface StoredVerdict {
-  readonly verdict: 'novel' | 'duplicate';
-  readonly duplicateOf: string | null;
-  readonly distance: number | null;
-  readonly hi: number;
-  readonly lo: number;
-  readonly duplicateOfHi: number | null;
-  readonly duplicateOfLo: number | null;
-  readonly sequence: number;
-}
+export type StoredVerdict = Omit<JoinedVerdict, 'repeated'>;
 
 /** Where an input partition's next owner starts: carried by every id-store record (the last one read counts). */
 export interface IdStorePosition {
