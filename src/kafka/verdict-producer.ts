@@ -85,14 +85,15 @@ export function splitRequests(topicMessages: Map<string, OutputMessage[]>, maxBy
 
 /**
  * The verdict producer's retry policy: IDEMPOTENT_PRODUCER_RETRY, with a first
- * pause of 2 ms growing 1.5 times a retry (to the client's 5 s at most).
- * A transaction begun right after a commit meets CONCURRENT_TRANSACTIONS until
- * the coordinator has written the last one's markers, a few ms on a local
- * broker; with the client's 20 ms doubling, the wait was 20 to 75 ms on every
- * other transaction (bench/scale latency trace, 224 pages/s), on the critical
- * path of every verdict behind it.
+ * pause of 2 ms, doubling (to the client's 5 s at most). A transaction begun
+ * right after a commit meets CONCURRENT_TRANSACTIONS until the coordinator has
+ * written the last one's markers, a few ms on a local broker; with the
+ * client's 20 ms first pause, the wait was 20 to 75 ms on many transactions
+ * (bench/scale latency trace, 224 pages/s), on the critical path of every
+ * verdict behind it. Growing 1.5 times a retry, not 2, cost more refused
+ * requests and more CPU for no shorter wait (docs/performance.md).
  */
-export const TRANSACTION_RETRY = Object.freeze({ ...IDEMPOTENT_PRODUCER_RETRY, initialRetryTime: 2, multiplier: 1.5 });
+export const TRANSACTION_RETRY = Object.freeze({ ...IDEMPOTENT_PRODUCER_RETRY, initialRetryTime: 2, multiplier: 2 });
 
 /** How long a coordinator look-up is reused at most (src/kafka/coordinator-cache.ts); a failed request drops it sooner. */
 const COORDINATOR_CACHE_MS = 10_000;
