@@ -120,17 +120,31 @@ async function prepareRun(env: Record<string, string>): Promise<void> {
 /** The passthrough baseline's script (bench/pipeline/passthrough.ts): the pipeline's consumer and transactional producer around a processor that does no work. */
 export const PASSTHROUGH_SCRIPT = join(DIST, 'bench', 'pipeline', 'passthrough.js');
 
+/**
+ * Node flags for the measured processes only, not the driver: BENCH_NODE_ARGS,
+ * split on spaces (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof": a CPU profile
+ * of each instance's main thread and workers, written when it stops).
+ */
+export function instanceNodeArgs(): string[] {
+  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+}
+
 export async function startInstance(group: Group, id: string): Promise<Instance> {
   const metricsPort = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-scale-state-'));
   const script = group.spec.mode === 'passthrough' ? PASSTHROUGH_SCRIPT : CLI;
   const started = performance.now();
-  const child = startChild(script, group.spec.mode === 'passthrough' ? [] : ['run'], {
-    ...group.env,
-    DEDUP_INSTANCE_ID: id,
-    DEDUP_STATE_DIR: stateDir,
-    DEDUP_METRICS_PORT: String(metricsPort),
-  });
+  const child = startChild(
+    script,
+    group.spec.mode === 'passthrough' ? [] : ['run'],
+    {
+      ...group.env,
+      DEDUP_INSTANCE_ID: id,
+      DEDUP_STATE_DIR: stateDir,
+      DEDUP_METRICS_PORT: String(metricsPort),
+    },
+    instanceNodeArgs(),
+  );
   try {
     // An instance that exits during start-up fails the run at once, not at waitReady's deadline.
     let ready = false;

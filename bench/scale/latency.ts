@@ -36,6 +36,8 @@ export interface ScaleLatencyRun {
   answerWaitMeanMs: number | null;
   /** Cores used meanwhile: the instances together, this driver (producer + follower), the whole machine. */
   instancesCores: number | null;
+  /** Of instancesCores, the instances' main threads (Kafka clients, decisions); the rest is the worker threads, GC helpers and libuv. */
+  instancesMainCores: number | null;
   driverCores: number;
   machineBusyCores: number | null;
 }
@@ -143,6 +145,7 @@ export async function scaleLatencyRun(
       rebalancesDuringRun: sumOver(end, 'dedup_rebalances_total') - rebalancesAtStart,
       answerWaitMeanMs: waits > 0 ? (sumOver(end, 'dedup_answer_wait_seconds_sum') * 1000) / waits : null,
       instancesCores: cpuAtStart === null || cpuAtEnd === null ? null : (cpuAtEnd.total - cpuAtStart.total) / sendSeconds,
+      instancesMainCores: cpuAtStart === null || cpuAtEnd === null ? null : (cpuAtEnd.main - cpuAtStart.main) / sendSeconds,
       driverCores: (driver.user + driver.system) / 1e6 / sendSeconds,
       machineBusyCores: busyAtStart === null || busyAtEnd === null ? null : (busyAtEnd - busyAtStart) / sendSeconds,
     };

@@ -26,6 +26,7 @@
 #   BENCH_SMOKE=1                label the results as a smoke run (harness check, not figures)
 #   BENCH_OUTPUT=<file>          write elsewhere (the doc is rendered only for the default file)
 #   BENCH_REUSE_STACK=1          use the stack already up in $INFRA_STATE_DIR, leave it running
+#   BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"  node flags of the measured processes (not the driver)
 # Any DEDUP_* variable reaches every measured process and is recorded in the results.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

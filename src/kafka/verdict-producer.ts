@@ -9,9 +9,10 @@
  * restarted instance fences its zombie predecessor and aborts its open
  * transaction.
  */
-import type { Kafka, Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { DedupError } from '../errors.js';
 import { IDEMPOTENT_PRODUCER_RETRY } from './client.js';
+import { producerWithCachedCoordinators } from './coordinator-cache.js';
 import { RECORD_OVERHEAD_BYTES, type OutputMessage } from '../wire/output-record.js';
 
 export interface CommittedOffsets {
@@ -83,20 +84,51 @@ export function splitRequests(topicMessages: Map<string, OutputMessage[]>, maxBy
 }
 
 /**
+ * The verdict producer's retry policy: IDEMPOTENT_PRODUCER_RETRY, with a first
+ * pause of 2 ms, doubling (to the client's 5 s at most). A transaction begun
+ * right after a commit meets CONCURRENT_TRANSACTIONS until the coordinator has
+ * written the last one's markers, a few ms on a local broker; with the
+ * client's 20 ms first pause, the wait was 20 to 75 ms on many transactions
+ * (bench/scale latency trace, 224 pages/s), on the critical path of every
+ * verdict behind it. Growing 1.5 times a retry, not 2, cost more refused
+ * requests and more CPU for no shorter wait (docs/performance.md).
+ */
+export const TRANSACTION_RETRY = Object.freeze({ ...IDEMPOTENT_PRODUCER_RETRY, initialRetryTime: 2, multiplier: 2 });
+
+/** How long a coordinator look-up is reused at most (src/kafka/coordinator-cache.ts); a failed request drops it sooner. */
+const COORDINATOR_CACHE_MS = 10_000;
+
+export interface VerdictProducerOptions {
+  /** Told the kafkajs API name of each request the producer completes (kafkajs emits these only when listened to). */
+  readonly onRequest?: (apiName: string) => void;
+}
+
+/**
  * @param maxRecordBytes the output topics' max.message.bytes: a request's
  *   batch for one partition must fit it too, so requests are cut at the
  *   smallest limit among the topics written (a topic left at Kafka's 1 MiB
  *   default, or set lower, would refuse a 1 MiB batch of small records).
  */
-export function createVerdictProducer(kafka: Kafka, transactionalId: string, maxRecordBytes: ReadonlyMap<string, number> = new Map()): VerdictProducer {
-  const producer: Producer = kafka.producer({
-    transactionalId,
-    idempotent: true,
-    retry: IDEMPOTENT_PRODUCER_RETRY,
-    maxInFlightRequests: 1,
-    transactionTimeout: 60_000,
-    allowAutoTopicCreation: false,
-  });
+export function createVerdictProducer(
+  kafka: Kafka,
+  transactionalId: string,
+  maxRecordBytes: ReadonlyMap<string, number> = new Map(),
+  options: VerdictProducerOptions = {},
+): VerdictProducer {
+  const { producer } = producerWithCachedCoordinators(
+    kafka,
+    {
+      transactionalId,
+      idempotent: true,
+      retry: TRANSACTION_RETRY,
+      maxInFlightRequests: 1,
+      transactionTimeout: 60_000,
+      allowAutoTopicCreation: false,
+    },
+    COORDINATOR_CACHE_MS,
+  );
+  const { onRequest } = options;
+  if (onRequest) producer.on(producer.events.REQUEST, (e) => onRequest(e.payload.apiName));
   return {
     async connect() {
       try {

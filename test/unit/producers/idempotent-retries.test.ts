@@ -32,9 +32,10 @@ test('every idempotent kafkajs producer in src/ takes IDEMPOTENT_PRODUCER_RETRY'
   let producers = 0;
   for (const file of files) {
     const text = readFileSync(join(SRC, file), 'utf8');
-    for (const call of text.matchAll(/kafka\.producer\(\{([^}]*)\}/g)) {
+    for (const call of text.matchAll(/(?:kafka\.producer\(|producerWithCachedCoordinators\(\s*kafka,\s*)\{([^}]*)\}/g)) {
       producers++;
-      if (/idempotent: true/.test(call[1]!)) assert.match(call[1]!, /retry: IDEMPOTENT_PRODUCER_RETRY/, `${file}: ${call[0]}`);
+      // TRANSACTION_RETRY is IDEMPOTENT_PRODUCER_RETRY with shorter pauses.
+      if (/idempotent: true/.test(call[1]!)) assert.match(call[1]!, /retry: (IDEMPOTENT_PRODUCER_RETRY|TRANSACTION_RETRY)/, `${file}: ${call[0]}`);
     }
   }
   assert.ok(producers >= 3, `found ${producers} producers`);
