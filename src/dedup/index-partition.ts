@@ -234,12 +234,19 @@ export class IndexPartition {
    * The unsettled candidates round one gave `page` (decided at `sequence`, as this partition got
    * it) that come after `after`, closest first, at most UNSETTLED_PER_REPLY: the probe again, as
    * of `sequence` (the pages decided before it), which gives what it gave then.
+   *
+   * With `steps` > 1: what as many calls in a row give, each after the last candidate of the one
+   * before, stopping at the first that has no more, joined (at most steps x UNSETTLED_PER_REPLY
+   * candidates). The probe's list is sorted, so that is one probe and a longer cut, not `steps`
+   * probes.
    */
-  more(page: RoutedPage, sequence: number, after: PartitionAnswer): MoreUnsettled {
+  more(page: RoutedPage, sequence: number, after: PartitionAnswer, steps = 1): MoreUnsettled {
     if (sequence >= this.position) throw new RangeError(`partition ${this.partition}: the page of sequence ${sequence} is not applied here yet`);
+    if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`steps=${steps} must be a positive integer`);
     const unsettled = this.probe(page, sequence).unsettled.filter((c) => closer(after, c));
-    const more = unsettled.length > UNSETTLED_PER_REPLY;
-    if (more) unsettled.length = UNSETTLED_PER_REPLY;
+    const limit = steps * UNSETTLED_PER_REPLY;
+    const more = unsettled.length > limit;
+    if (more) unsettled.length = limit;
     return { unsettled, more };
   }
 

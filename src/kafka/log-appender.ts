@@ -47,6 +47,7 @@ export function createLogAppender(kafka: Kafka): LogAppender {
   const producer: Producer = kafka.producer({ idempotent: true, retry: IDEMPOTENT_PRODUCER_RETRY, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   const queue: Queued[] = [];
   let sending = false;
+  let scheduled = false;
 
   async function pump(): Promise<void> {
     if (sending) return;
@@ -100,7 +101,15 @@ export function createLogAppender(kafka: Kafka): LogAppender {
       if (records.length === 0) return Promise.resolve([]);
       return new Promise<number[]>((resolve, reject) => {
         queue.push({ records, resolve, reject });
-        void pump();
+        // Sent once the current callbacks are through: appends made in the same turn (several
+        // input partitions' chunks, a fetch's replies) go as one request, not one each.
+        if (!sending && !scheduled) {
+          scheduled = true;
+          setImmediate(() => {
+            scheduled = false;
+            void pump();
+          });
+        }
       });
     },
     async disconnect() {

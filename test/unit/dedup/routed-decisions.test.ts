@@ -186,13 +186,16 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
           const unsettled: PartitionAnswer[] = [];
           let cursor = after;
           let more = false;
-          for (let n = 1 + Math.floor(r2() * 8); n > 0; n--) {
+          const steps = 1 + Math.floor(r2() * 8);
+          for (let n = steps; n > 0; n--) {
             const got = holder.more(sent.get(partition)!, seq, cursor);
             unsettled.push(...got.unsettled);
             more = got.more && got.unsettled.length > 0;
             if (!more) break;
             cursor = got.unsettled[got.unsettled.length - 1]!;
           }
+          // The holder asks for the steps at once (one probe): the same as the calls in a row.
+          assert.deepEqual(holder.more(sent.get(partition)!, seq, after, steps), { unsettled, more }, `partition ${partition}: ${steps} steps of more at once`);
           trips.moreAnswered(slot, partition, after.sequence, { unsettled, more });
         }
         roundTrips++;
