@@ -142,36 +142,59 @@ export function joinReplies(replies: readonly { partition: number; reply: Partit
  * partition had sent all of them.
  */
 export function decideJoined(joined: JoinedReplies, confirm: (candidate: PartitionAnswer) => string | null, more: (partition: number, after: PartitionAnswer) => MoreUnsettled): PartitionAnswer | null {
-  const { settled } = joined;
-  let pending = joined.unsettled;
-  const seen = new Set<number>();
-  for (const c of pending) seen.add(c.sequence);
-  const open = joined.open.filter((o) => settled === null || closer(o.last, settled));
-  for (let i = 0; ; ) {
-    const next = i < pending.length ? pending[i]! : null;
-    // A partition's candidates left out all come after its last one sent; they may come before
-    // `next` (or be any at all, closer than the settled answer) only when that last one does.
-    const ask = open.findIndex((o) => (next === null ? settled === null || closer(o.last, settled) : closer(o.last, next)));
-    if (ask >= 0) {
-      const o = open[ask]!;
-      const got = more(o.partition, o.last);
-      const added: PartitionAnswer[] = [];
-      for (const c of got.unsettled) {
-        if ((settled !== null && !closer(c, settled)) || seen.has(c.sequence)) continue;
-        seen.add(c.sequence);
-        added.push(c);
+  return new JoinedWalk(joined).run(confirm, more);
+}
+
+/**
+ * decideJoined's walk over a page's candidates, kept between calls: when confirm or more throws
+ * (round two over Kafka: the answer is not here yet), the walk stays where it was, and the next
+ * call goes on from there with the same callbacks' answers, instead of walking the candidates
+ * tried so far again. The cursors of `joined.open` are copied, not moved.
+ */
+export class JoinedWalk {
+  private readonly settled: PartitionAnswer | null;
+  private pending: PartitionAnswer[];
+  private readonly seen = new Set<number>();
+  private readonly open: { partition: number; last: PartitionAnswer }[];
+  /** Candidates before this one in `pending` were asked and did not agree. */
+  private next = 0;
+
+  constructor(joined: JoinedReplies) {
+    const { settled } = joined;
+    this.settled = settled;
+    this.pending = joined.unsettled;
+    for (const c of this.pending) this.seen.add(c.sequence);
+    this.open = joined.open.filter((o) => settled === null || closer(o.last, settled)).map((o) => ({ ...o }));
+  }
+
+  run(confirm: (candidate: PartitionAnswer) => string | null, more: (partition: number, after: PartitionAnswer) => MoreUnsettled): PartitionAnswer | null {
+    const { settled, open, seen } = this;
+    for (;;) {
+      const next = this.next < this.pending.length ? this.pending[this.next]! : null;
+      // A partition's candidates left out all come after its last one sent; they may come before
+      // `next` (or be any at all, closer than the settled answer) only when that last one does.
+      const ask = open.findIndex((o) => (next === null ? settled === null || closer(o.last, settled) : closer(o.last, next)));
+      if (ask >= 0) {
+        const o = open[ask]!;
+        const got = more(o.partition, o.last);
+        const added: PartitionAnswer[] = [];
+        for (const c of got.unsettled) {
+          if ((settled !== null && !closer(c, settled)) || seen.has(c.sequence)) continue;
+          seen.add(c.sequence);
+          added.push(c);
+        }
+        // The candidates tried so far all come before the added ones (a partition's cursor only
+        // moves past them), so sorting the whole keeps them where they are, before `next`.
+        if (added.length > 0) this.pending = this.pending.concat(added).sort(byCloseness);
+        if (got.more && got.unsettled.length > 0) o.last = got.unsettled[got.unsettled.length - 1]!;
+        else open.splice(ask, 1);
+        continue;
       }
-      // The candidates tried so far all come before the added ones (a partition's cursor only
-      // moves past them), so sorting the whole keeps them where they are, before i.
-      if (added.length > 0) pending = pending.concat(added).sort(byCloseness);
-      if (got.more && got.unsettled.length > 0) o.last = got.unsettled[got.unsettled.length - 1]!;
-      else open.splice(ask, 1);
-      continue;
+      if (next === null) return settled;
+      const id = confirm(next);
+      this.next++;
+      if (id !== null) return { ...next, id };
     }
-    if (next === null) return settled;
-    i++;
-    const id = confirm(next);
-    if (id !== null) return { ...next, id };
   }
 }
 
