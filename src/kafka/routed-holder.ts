@@ -274,7 +274,8 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   /** Whether the owner of the chunk's input partition may still wait for an answer about it. */
   const undecided = (chunk: { inputPartition: number; firstOffset: bigint }): boolean => chunk.firstOffset >= (committed.get(chunk.inputPartition) ?? 0n);
 
-  const reply = (inputPartition: number, key: string, value: Buffer): LogRecord => ({ topic: topics.replies, partition: inputPartition, key, value });
+  /** No record key: the owner files a reply by its head (replyHead). */
+  const reply = (inputPartition: number, value: Buffer): LogRecord => ({ topic: topics.replies, partition: inputPartition, key: null, value });
 
   /**
    * Replies are written once per fetch, not once per partition's batch: kafkajs hands a fetch's
@@ -338,11 +339,11 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         }
         // Never, while owners send as they should: the owner gives the chunk up and joins it again, pages sent.
         if (missing) logger.warn('a request for more names a chunk this partition did not keep; left unanswered', { partition: q, chunk: key });
-        else out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, trip: request.record.trip, answers })));
+        else out.push(reply(chunk.inputPartition, encodeMoreReply({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       } else {
         const answers: (string | null)[] = [];
         for (const { sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push(h.state.confirm(sequence, sketch));
-        out.push(reply(chunk.inputPartition, key, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
+        out.push(reply(chunk.inputPartition, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }
   }
@@ -371,7 +372,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
           applied++;
         }
-        if (undecided(record.chunk)) out.push(reply(p, name, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
+        if (undecided(record.chunk)) out.push(reply(p, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
       }
       if (!skip) {
         pagesBefore += record.pages;
