@@ -13,7 +13,10 @@
  * Requests are serialised and coalesced: callers append concurrently (one per
  * input partition), the appender sends whatever is queued as one request, so
  * the single-partition sequence sees few, large batches, and offsets come back
- * as base offset + position (one batch per partition per request).
+ * as base offset + position (one batch per partition per request). An idle
+ * appender waits for the current turn of the event loop to end before it
+ * sends, so appends made in the same turn share the first request too: each
+ * request costs the client and the broker far more than its records.
  */
 import type { Kafka, Producer } from 'kafkajs';
 import { DedupError } from '../errors.js';
