@@ -167,6 +167,17 @@ export class JoinedWalk {
     this.open = joined.open.filter((o) => settled === null || closer(o.last, settled)).map((o) => ({ ...o }));
   }
 
+  /**
+   * The partitions the walk asks for more, as it stands, if every candidate it knows fails its
+   * confirmation: those whose last candidate sent is closer than the settled answer. Round two
+   * asks them in the trip that asks the confirmations; an answer the walk does not ask for is
+   * never used.
+   */
+  openBeforeSettled(): { partition: number; after: PartitionAnswer }[] {
+    const { settled } = this;
+    return this.open.filter((o) => settled === null || closer(o.last, settled)).map((o) => ({ partition: o.partition, after: o.last }));
+  }
+
   run(confirm: (candidate: PartitionAnswer) => string | null, more: (partition: number, after: PartitionAnswer) => MoreUnsettled): PartitionAnswer | null {
     const { settled, open, seen } = this;
     for (;;) {

@@ -6,12 +6,14 @@
  * answers got so far, from where it stopped, and says what the next round trip
  * must ask.
  *
- * Two things make the trips few. When a page needs a candidate confirmed,
+ * Three things make the trips few. When a page needs a candidate confirmed,
  * every candidate of it known and not asked yet is asked too (its home answers
  * each the same whenever asked): a page whose first candidates fail costs one
- * trip, not one per candidate. And an answer for more candidates may carry
- * several pages of the cursor at once (what as many requests in a row would
- * get); its candidates are then known for the next confirmation.
+ * trip, not one per candidate. The partitions its walk would ask for more if
+ * all of those fail are asked in the same trip (most do fail, on a template's
+ * pages). And an answer for more candidates may carry several pages of the
+ * cursor at once (what as many requests in a row would get); its candidates
+ * are then known for the next confirmation.
  *
  * The verdict is decideJoined's over the same replies, whatever the answers'
  * batching: the property test in test/unit/dedup/routed-decisions.test.ts
@@ -58,6 +60,13 @@ export class RoundTwo {
   step(): { readonly done: true; readonly best: (PartitionAnswer | null)[] } | { readonly done: false; readonly asks: RoundTwoAsks } {
     const confirms = new Map<number, Map<number, number[]>>();
     const mores: { slot: number; partition: number; after: PartitionAnswer }[] = [];
+    const askedMore = new Set<string>();
+    const askMore = (slot: number, partition: number, after: PartitionAnswer): void => {
+      const key = moreKey(slot, partition, after.sequence);
+      if (askedMore.has(key) || this.more.has(key)) return;
+      askedMore.add(key);
+      mores.push({ slot, partition, after });
+    };
     this.joined.forEach((_, slot) => {
       if (this.best[slot] !== undefined) return;
       try {
@@ -80,12 +89,15 @@ export class RoundTwo {
             const known = this.known[slot]!;
             for (let i = this.knownAsked[slot]!; i < known.length; i++) ask(known[i]!);
             this.knownAsked[slot] = known.length;
+            // Most candidates beyond k fail (a template's pages): the walk then asks the partitions
+            // that left some out, so they are asked in this trip too, not in one of their own.
+            for (const w of this.walks[slot]!.openBeforeSettled()) askMore(slot, w.partition, w.after);
             throw NEED;
           },
           (partition, after) => {
             const got = this.more.get(moreKey(slot, partition, after.sequence));
             if (got) return got;
-            mores.push({ slot, partition, after });
+            askMore(slot, partition, after);
             throw NEED;
           },
         );
