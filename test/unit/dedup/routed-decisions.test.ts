@@ -259,8 +259,9 @@ test('with the second stage and 14 bands, the routed index decides as one index 
   const stage: SecondStage = { radius: 3, minSimilarity: 0.85, bands: 14 };
   const t = check('bands 14', PLAN_3, stage, 30, 500, 0.4);
   // moreAsked: round two asked partitions for candidates their replies left out.
-  // roundTrips: round-two.ts's driver got its answers in round trips, far fewer than decideJoined's asks one by one.
-  assert.ok(t.beyondK > 1000 && t.repeats > 300 && t.failovers > 50 && t.unsettledPages > 1000 && t.moreAsked > 1000 && t.roundTrips > 500 && t.roundTrips < t.decideJoinedAsks / 2, JSON.stringify(t));
+  // roundTrips: round-two.ts's driver got its answers in round trips, far fewer than decideJoined's asks one by one
+  // (a third: the partitions a page's walk would ask for more if its confirmations fail are asked with them).
+  assert.ok(t.beyondK > 1000 && t.repeats > 300 && t.failovers > 50 && t.unsettledPages > 1000 && t.moreAsked > 1000 && t.roundTrips > 500 && t.roundTrips < t.decideJoinedAsks / 3, JSON.stringify(t));
 });
 
 test('over a stream long enough that each partition merges its band keys into sorted runs, the routed index decides as one index does', () => {
