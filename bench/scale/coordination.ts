@@ -25,17 +25,46 @@
  * coordination itself (with the index partitions' probes, which routed mode
  * runs on the main thread).
  *
+ * COORDINATION_PROFILE_DIR=dir writes a --cpu-prof profile of each instance
+ * there. COORDINATION_REQUESTS_DIR=dir makes each instance count the Kafka
+ * requests it sends, by API (request-counter.ts), and adds
+ * requestsPerThousandPages (sent while timed) to each case.
+ *
  * Writes the "coordination" key of bench/results/scale.json, keeping the others.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { demoPages } from '../../src/producers/demo-pages.js';
 import { PASSTHROUGH_SCRIPT, processCpu } from './group.js';
-import { CLI, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
+import { CLI, DIST, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
 
 const RECORD_OVERHEAD = 80;
+/** With COORDINATION_REQUESTS_DIR=dir: each instance counts the Kafka requests it sends, by API (request-counter.ts). */
+const REQUESTS_DIR = process.env.COORDINATION_REQUESTS_DIR ?? null;
+
+type RequestCounts = Record<string, { requests: number; bytes: number }>;
+
+/** The request counts of the children now: each writes its file on SIGUSR2. */
+async function requestCounts(children: readonly Child[]): Promise<RequestCounts> {
+  if (REQUESTS_DIR === null) return {};
+  const files = children.map((c) => join(REQUESTS_DIR, `requests.${c.pid}.json`));
+  const before = files.map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : ''));
+  for (const c of children) c.child.kill('SIGUSR2');
+  await waitFor('the request counts', async () => (files.every((f, i) => existsSync(f) && readFileSync(f, 'utf8') !== before[i]) ? true : undefined), 5_000, 20).catch(() => undefined);
+  const sum: RequestCounts = {};
+  for (const f of files) {
+    if (!existsSync(f)) continue;
+    for (const [api, c] of Object.entries(JSON.parse(readFileSync(f, 'utf8')) as RequestCounts)) {
+      const s = (sum[api] ??= { requests: 0, bytes: 0 });
+      s.requests += c.requests;
+      s.bytes += c.bytes;
+    }
+  }
+  return sum;
+}
 const PARTITIONS = 6;
 const INDEX_PARTITIONS = 16;
 const REPLICATION = 1;
@@ -89,7 +118,11 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
   try {
     for (let i = 0; i < instances; i++) {
       const port = await freePort();
-      const child = startChild(mode === 'passthrough' ? PASSTHROUGH_SCRIPT : CLI, mode === 'passthrough' ? [] : ['run'], { ...env, DEDUP_INSTANCE_ID: `coord-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)), DEDUP_METRICS_PORT: String(port) }, process.env.COORDINATION_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COORDINATION_PROFILE_DIR}`] : []);
+      const nodeArgs = [
+        ...(process.env.COORDINATION_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COORDINATION_PROFILE_DIR}`] : []),
+        ...(REQUESTS_DIR !== null ? ['--import', pathToFileURL(join(DIST, 'bench', 'scale', 'request-counter.js')).href] : []),
+      ];
+      const child = startChild(mode === 'passthrough' ? PASSTHROUGH_SCRIPT : CLI, mode === 'passthrough' ? [] : ['run'], { ...env, DEDUP_INSTANCE_ID: `coord-${i}`, DEDUP_STATE_DIR: join(stateDir, String(i)), DEDUP_METRICS_PORT: String(port), ...(REQUESTS_DIR !== null ? { REQUEST_COUNTER_DIR: REQUESTS_DIR } : {}) }, nodeArgs);
       children.push(child);
       await waitReady(child, port);
     }
@@ -104,6 +137,7 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     const cpu = () => children.map((c) => processCpu(c.pid) ?? { total: 0, main: 0 });
+    const requestsBefore = await requestCounts(children);
     const cpuBefore = cpu();
     const started = Date.now();
     for (let i = 0; i < pages.length; i += 200) {
@@ -117,12 +151,19 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
     }, 600_000, 100);
     const seconds = (Date.now() - started) / 1000;
     const cpuAfter = cpu();
+    const requestsAfter = await requestCounts(children);
+    // Requests sent while timed, by API, per 1,000 pages (with COORDINATION_REQUESTS_DIR).
+    const requestsPerThousandPages: Record<string, number> = {};
+    for (const [api, c] of Object.entries(requestsAfter)) {
+      const n = c.requests - (requestsBefore[api]?.requests ?? 0);
+      if (n > 0) requestsPerThousandPages[api] = Math.round((n * 1000 * 10) / pages.length) / 10;
+    }
     const mainSeconds = cpuAfter.reduce((n, c, i) => n + c.main - cpuBefore[i]!.main, 0);
     const totalSeconds = cpuAfter.reduce((n, c, i) => n + c.total - cpuBefore[i]!.total, 0);
     for (const c of children) await stopChild(c);
     const n = pages.length;
     if (mode === 'passthrough') {
-      return { pages: n, seconds: Math.round(seconds * 10) / 10, pagesPerSecond: Math.round(n / seconds), cpuUsPerPage: Math.round((mainSeconds * 1e6) / n), allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n) };
+      return { pages: n, seconds: Math.round(seconds * 10) / 10, pagesPerSecond: Math.round(n / seconds), cpuUsPerPage: Math.round((mainSeconds * 1e6) / n), allThreadsCpuUsPerPage: Math.round((totalSeconds * 1e6) / n), ...(REQUESTS_DIR !== null ? { requestsPerThousandPages } : {}) };
     }
     const traffic: Traffic[] = children.map((c) => {
       const line = c.logs().split('\n').find((l) => l.includes('"msg":"routed traffic"'));
@@ -173,6 +214,7 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
       roundTwoAsksPerPage: Math.round((sum((t) => t.roundTwoAsks) / n) * 100) / 100,
       roundTripsPerChunk: Math.round((sum((t) => t.roundTrips) / sum((t) => t.chunks)) * 100) / 100,
       byKind,
+      ...(REQUESTS_DIR !== null ? { requestsPerThousandPages } : {}),
     };
   } finally {
     for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');

@@ -142,36 +142,70 @@ export function joinReplies(replies: readonly { partition: number; reply: Partit
  * partition had sent all of them.
  */
 export function decideJoined(joined: JoinedReplies, confirm: (candidate: PartitionAnswer) => string | null, more: (partition: number, after: PartitionAnswer) => MoreUnsettled): PartitionAnswer | null {
-  const { settled } = joined;
-  let pending = joined.unsettled;
-  const seen = new Set<number>();
-  for (const c of pending) seen.add(c.sequence);
-  const open = joined.open.filter((o) => settled === null || closer(o.last, settled));
-  for (let i = 0; ; ) {
-    const next = i < pending.length ? pending[i]! : null;
-    // A partition's candidates left out all come after its last one sent; they may come before
-    // `next` (or be any at all, closer than the settled answer) only when that last one does.
-    const ask = open.findIndex((o) => (next === null ? settled === null || closer(o.last, settled) : closer(o.last, next)));
-    if (ask >= 0) {
-      const o = open[ask]!;
-      const got = more(o.partition, o.last);
-      const added: PartitionAnswer[] = [];
-      for (const c of got.unsettled) {
-        if ((settled !== null && !closer(c, settled)) || seen.has(c.sequence)) continue;
-        seen.add(c.sequence);
-        added.push(c);
+  return new JoinedWalk(joined).run(confirm, more);
+}
+
+/**
+ * decideJoined's walk over a page's candidates, kept between calls: when confirm or more throws
+ * (round two over Kafka: the answer is not here yet), the walk stays where it was, and the next
+ * call goes on from there with the same callbacks' answers, instead of walking the candidates
+ * tried so far again. The cursors of `joined.open` are copied, not moved.
+ */
+export class JoinedWalk {
+  private readonly settled: PartitionAnswer | null;
+  private pending: PartitionAnswer[];
+  private readonly seen = new Set<number>();
+  private readonly open: { partition: number; last: PartitionAnswer }[];
+  /** Candidates before this one in `pending` were asked and did not agree. */
+  private next = 0;
+
+  constructor(joined: JoinedReplies) {
+    const { settled } = joined;
+    this.settled = settled;
+    this.pending = joined.unsettled;
+    for (const c of this.pending) this.seen.add(c.sequence);
+    this.open = joined.open.filter((o) => settled === null || closer(o.last, settled)).map((o) => ({ ...o }));
+  }
+
+  /**
+   * The partitions the walk asks for more, as it stands, if every candidate it knows fails its
+   * confirmation: those whose last candidate sent is closer than the settled answer. Round two
+   * asks them in the trip that asks the confirmations; an answer the walk does not ask for is
+   * never used.
+   */
+  openBeforeSettled(): { partition: number; after: PartitionAnswer }[] {
+    const { settled } = this;
+    return this.open.filter((o) => settled === null || closer(o.last, settled)).map((o) => ({ partition: o.partition, after: o.last }));
+  }
+
+  run(confirm: (candidate: PartitionAnswer) => string | null, more: (partition: number, after: PartitionAnswer) => MoreUnsettled): PartitionAnswer | null {
+    const { settled, open, seen } = this;
+    for (;;) {
+      const next = this.next < this.pending.length ? this.pending[this.next]! : null;
+      // A partition's candidates left out all come after its last one sent; they may come before
+      // `next` (or be any at all, closer than the settled answer) only when that last one does.
+      const ask = open.findIndex((o) => (next === null ? settled === null || closer(o.last, settled) : closer(o.last, next)));
+      if (ask >= 0) {
+        const o = open[ask]!;
+        const got = more(o.partition, o.last);
+        const added: PartitionAnswer[] = [];
+        for (const c of got.unsettled) {
+          if ((settled !== null && !closer(c, settled)) || seen.has(c.sequence)) continue;
+          seen.add(c.sequence);
+          added.push(c);
+        }
+        // The candidates tried so far all come before the added ones (a partition's cursor only
+        // moves past them), so sorting the whole keeps them where they are, before `next`.
+        if (added.length > 0) this.pending = this.pending.concat(added).sort(byCloseness);
+        if (got.more && got.unsettled.length > 0) o.last = got.unsettled[got.unsettled.length - 1]!;
+        else open.splice(ask, 1);
+        continue;
       }
-      // The candidates tried so far all come before the added ones (a partition's cursor only
-      // moves past them), so sorting the whole keeps them where they are, before i.
-      if (added.length > 0) pending = pending.concat(added).sort(byCloseness);
-      if (got.more && got.unsettled.length > 0) o.last = got.unsettled[got.unsettled.length - 1]!;
-      else open.splice(ask, 1);
-      continue;
+      if (next === null) return settled;
+      const id = confirm(next);
+      this.next++;
+      if (id !== null) return { ...next, id };
     }
-    if (next === null) return settled;
-    i++;
-    const id = confirm(next);
-    if (id !== null) return { ...next, id };
   }
 }
 
@@ -234,12 +268,19 @@ export class IndexPartition {
    * The unsettled candidates round one gave `page` (decided at `sequence`, as this partition got
    * it) that come after `after`, closest first, at most UNSETTLED_PER_REPLY: the probe again, as
    * of `sequence` (the pages decided before it), which gives what it gave then.
+   *
+   * With `steps` > 1: what as many calls in a row give, each after the last candidate of the one
+   * before, stopping at the first that has no more, joined (at most steps x UNSETTLED_PER_REPLY
+   * candidates). The probe's list is sorted, so that is one probe and a longer cut, not `steps`
+   * probes.
    */
-  more(page: RoutedPage, sequence: number, after: PartitionAnswer): MoreUnsettled {
+  more(page: RoutedPage, sequence: number, after: PartitionAnswer, steps = 1): MoreUnsettled {
     if (sequence >= this.position) throw new RangeError(`partition ${this.partition}: the page of sequence ${sequence} is not applied here yet`);
+    if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`steps=${steps} must be a positive integer`);
     const unsettled = this.probe(page, sequence).unsettled.filter((c) => closer(after, c));
-    const more = unsettled.length > UNSETTLED_PER_REPLY;
-    if (more) unsettled.length = UNSETTLED_PER_REPLY;
+    const limit = steps * UNSETTLED_PER_REPLY;
+    const more = unsettled.length > limit;
+    if (more) unsettled.length = limit;
     return { unsettled, more };
   }
 

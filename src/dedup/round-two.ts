@@ -1,22 +1,25 @@
 /**
  * Round two of the routed design for every page of a chunk at once, in round
  * trips (docs/architecture.md, "Second stage"): decideJoined needs its answers
- * one at a time, and over Kafka each is a round trip, so this runs it again
- * after each round trip with the answers got so far, and says what the next
- * round trip must ask.
+ * one at a time, and over Kafka each is a round trip, so each page's walk
+ * (JoinedWalk, decideJoined's own) goes on after each round trip with the
+ * answers got so far, from where it stopped, and says what the next round trip
+ * must ask.
  *
- * Two things make the trips few. When a page needs a candidate confirmed,
+ * Three things make the trips few. When a page needs a candidate confirmed,
  * every candidate of it known and not asked yet is asked too (its home answers
  * each the same whenever asked): a page whose first candidates fail costs one
- * trip, not one per candidate. And an answer for more candidates may carry
- * several pages of the cursor at once (what as many requests in a row would
- * get); its candidates are then known for the next confirmation.
+ * trip, not one per candidate. The partitions its walk would ask for more if
+ * all of those fail are asked in the same trip (most do fail, on a template's
+ * pages). And an answer for more candidates may carry several pages of the
+ * cursor at once (what as many requests in a row would get); its candidates
+ * are then known for the next confirmation.
  *
  * The verdict is decideJoined's over the same replies, whatever the answers'
  * batching: the property test in test/unit/dedup/routed-decisions.test.ts
  * checks it against decideJoined with direct answers. Pure.
  */
-import { decideJoined, type JoinedReplies, type MoreUnsettled, type PartitionAnswer } from './index-partition.js';
+import { JoinedWalk, type JoinedReplies, type MoreUnsettled, type PartitionAnswer } from './index-partition.js';
 
 /** What the next round trip asks. */
 export interface RoundTwoAsks {
@@ -26,7 +29,7 @@ export interface RoundTwoAsks {
   readonly mores: { readonly slot: number; readonly partition: number; readonly after: PartitionAnswer }[];
 }
 
-/** Thrown out of decideJoined's callbacks when an answer is not here yet. */
+/** Thrown out of a walk's callbacks when an answer is not here yet: the walk stays where it was. */
 const NEED = Symbol('need');
 
 export class RoundTwo {
@@ -35,6 +38,8 @@ export class RoundTwo {
   private readonly known: PartitionAnswer[][];
   private readonly more = new Map<string, MoreUnsettled>();
   private readonly best: (PartitionAnswer | null | undefined)[];
+  /** Per page, its walk over its candidates, kept from trip to trip. */
+  private readonly walks: JoinedWalk[];
   /** Per page, how many of its known candidates were asked to confirm (all before this index). */
   private readonly knownAsked: number[];
 
@@ -47,6 +52,7 @@ export class RoundTwo {
     this.asked = joined.map(() => new Set());
     this.known = joined.map((j) => [...j.unsettled]);
     this.best = joined.map(() => undefined);
+    this.walks = joined.map((j) => new JoinedWalk(j));
     this.knownAsked = joined.map(() => 0);
   }
 
@@ -54,12 +60,17 @@ export class RoundTwo {
   step(): { readonly done: true; readonly best: (PartitionAnswer | null)[] } | { readonly done: false; readonly asks: RoundTwoAsks } {
     const confirms = new Map<number, Map<number, number[]>>();
     const mores: { slot: number; partition: number; after: PartitionAnswer }[] = [];
-    this.joined.forEach((j, slot) => {
+    const askedMore = new Set<string>();
+    const askMore = (slot: number, partition: number, after: PartitionAnswer): void => {
+      const key = moreKey(slot, partition, after.sequence);
+      if (askedMore.has(key) || this.more.has(key)) return;
+      askedMore.add(key);
+      mores.push({ slot, partition, after });
+    };
+    this.joined.forEach((_, slot) => {
       if (this.best[slot] !== undefined) return;
       try {
-        // decideJoined moves the cursors of `open`: every run starts from the replies' own.
-        this.best[slot] = decideJoined(
-          { settled: j.settled, unsettled: j.unsettled, open: j.open.map((o) => ({ ...o })) },
+        this.best[slot] = this.walks[slot]!.run(
           (c) => {
             const got = this.confirmed[slot]!;
             if (got.has(c.sequence)) return got.get(c.sequence)!;
@@ -78,12 +89,15 @@ export class RoundTwo {
             const known = this.known[slot]!;
             for (let i = this.knownAsked[slot]!; i < known.length; i++) ask(known[i]!);
             this.knownAsked[slot] = known.length;
+            // Most candidates beyond k fail (a template's pages): the walk then asks the partitions
+            // that left some out, so they are asked in this trip too, not in one of their own.
+            for (const w of this.walks[slot]!.openBeforeSettled()) askMore(slot, w.partition, w.after);
             throw NEED;
           },
           (partition, after) => {
             const got = this.more.get(moreKey(slot, partition, after.sequence));
             if (got) return got;
-            mores.push({ slot, partition, after });
+            askMore(slot, partition, after);
             throw NEED;
           },
         );

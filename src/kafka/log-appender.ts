@@ -13,7 +13,10 @@
  * Requests are serialised and coalesced: callers append concurrently (one per
  * input partition), the appender sends whatever is queued as one request, so
  * the single-partition sequence sees few, large batches, and offsets come back
- * as base offset + position (one batch per partition per request).
+ * as base offset + position (one batch per partition per request). An idle
+ * appender waits for the current turn of the event loop to end before it
+ * sends, so appends made in the same turn share the first request too: each
+ * request costs the client and the broker far more than its records.
  */
 import type { Kafka, Producer } from 'kafkajs';
 import { DedupError } from '../errors.js';
@@ -47,6 +50,7 @@ export function createLogAppender(kafka: Kafka): LogAppender {
   const producer: Producer = kafka.producer({ idempotent: true, retry: IDEMPOTENT_PRODUCER_RETRY, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   const queue: Queued[] = [];
   let sending = false;
+  let scheduled = false;
 
   async function pump(): Promise<void> {
     if (sending) return;
@@ -100,7 +104,15 @@ export function createLogAppender(kafka: Kafka): LogAppender {
       if (records.length === 0) return Promise.resolve([]);
       return new Promise<number[]>((resolve, reject) => {
         queue.push({ records, resolve, reject });
-        void pump();
+        // Sent once the current callbacks are through: appends made in the same turn (several
+        // input partitions' chunks, a fetch's replies) go as one request, not one each.
+        if (!sending && !scheduled) {
+          scheduled = true;
+          setImmediate(() => {
+            scheduled = false;
+            void pump();
+          });
+        }
       });
     },
     async disconnect() {

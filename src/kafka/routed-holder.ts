@@ -30,7 +30,7 @@ import type { Logger } from '../logger.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { TablePlan } from '../index/index.js';
 import type { SecondStage } from '../dedup/decider.js';
-import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
+import { IndexPartition, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
 
 /** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
 const MORE_PAGES_PER_ANSWER = 8;
@@ -274,7 +274,34 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   /** Whether the owner of the chunk's input partition may still wait for an answer about it. */
   const undecided = (chunk: { inputPartition: number; firstOffset: bigint }): boolean => chunk.firstOffset >= (committed.get(chunk.inputPartition) ?? 0n);
 
-  const reply = (inputPartition: number, key: string, value: Buffer): LogRecord => ({ topic: topics.replies, partition: inputPartition, key, value });
+  /** No record key: the owner files a reply by its head (replyHead). */
+  const reply = (inputPartition: number, value: Buffer): LogRecord => ({ topic: topics.replies, partition: inputPartition, key: null, value });
+
+  /**
+   * Replies are written once per fetch, not once per partition's batch: kafkajs hands a fetch's
+   * partitions to onBatch one after another, and round two's requests reach several partitions
+   * at once, so the replies of all of them go as one request when the fetch is through
+   * (setImmediate runs after the batches' microtasks). Nothing waits for their acknowledgement:
+   * a reply is a function of the two logs, the appender keeps their order, and a failure is fatal.
+   */
+  let pending: LogRecord[] = [];
+  let flushing = false;
+  const send = (out: LogRecord[]): void => {
+    for (const r of out) pending.push(r);
+    if (flushing) return;
+    flushing = true;
+    setImmediate(() => {
+      flushing = false;
+      const records = pending;
+      pending = [];
+      if (records.length === 0 || stopped) return;
+      countWritten(traffic, records);
+      appender.append(records).catch((error: unknown) => {
+        metrics.errors.inc({ code: errorCode(error) });
+        options.onFatal(error instanceof DedupError ? error : new DedupError('KAFKA', `writing the routed replies failed: ${(error as Error).message}`, { cause: error }));
+      });
+    });
+  };
 
   /** The sequence a request needs applied here before it can be answered. */
   const needs = (request: Held['requests'][number]): number => {
@@ -307,25 +334,16 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           }
           // Several pages of the cursor in one answer: what as many requests in a row would get,
           // for one round trip (a template page's candidates mostly fail their confirmation).
-          const unsettled: PartitionAnswer[] = [];
-          let cursor = after;
-          let more = false;
-          for (let step = 0; step < MORE_PAGES_PER_ANSWER; step++) {
-            const got = h.state.more(page, sequence, cursor);
-            unsettled.push(...got.unsettled);
-            more = got.more && got.unsettled.length > 0;
-            if (!more) break;
-            cursor = got.unsettled[got.unsettled.length - 1]!;
-          }
+          const { unsettled, more } = h.state.more(page, sequence, after, MORE_PAGES_PER_ANSWER);
           answers.push({ slot, afterSequence: after.sequence, unsettled, more });
         }
         // Never, while owners send as they should: the owner gives the chunk up and joins it again, pages sent.
         if (missing) logger.warn('a request for more names a chunk this partition did not keep; left unanswered', { partition: q, chunk: key });
-        else out.push(reply(chunk.inputPartition, key, encodeMoreReply({ chunk, indexPartition: q, trip: request.record.trip, answers })));
+        else out.push(reply(chunk.inputPartition, encodeMoreReply({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       } else {
         const answers: (string | null)[] = [];
         for (const { sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push(h.state.confirm(sequence, sketch));
-        out.push(reply(chunk.inputPartition, key, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
+        out.push(reply(chunk.inputPartition, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }
   }
@@ -354,7 +372,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
           applied++;
         }
-        if (undecided(record.chunk)) out.push(reply(p, name, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
+        if (undecided(record.chunk)) out.push(reply(p, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
       }
       if (!skip) {
         pagesBefore += record.pages;
@@ -408,10 +426,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       }
       const out = drain();
       for (const [q, h] of held) answerRequests(q, h, out);
-      if (out.length > 0) {
-        countWritten(traffic, out);
-        await appender.append(out);
-      }
+      if (out.length > 0) send(out);
     }).catch((error: unknown) => {
       metrics.errors.inc({ code: errorCode(error) });
       options.onFatal(error instanceof DedupError ? error : new DedupError('KAFKA', `applying the routed index failed: ${(error as Error).message}`, { cause: error }));

@@ -413,7 +413,8 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
       try {
         if (orderOffset === null) {
           // The entries first, acknowledged; only then the order record that makes them count.
-          await append(touched.map((q) => ({ topic: topics.index, partition: q, key: name, value: encodeEntries({ chunk: key, pages: byPartition.get(q)! }) })));
+          // No record keys here or on round two's requests: the value names the chunk, and the partition is chosen.
+          await append(touched.map((q) => ({ topic: topics.index, partition: q, key: null, value: encodeEntries({ chunk: key, pages: byPartition.get(q)! }) })));
           const [offset] = await append([{ topic: topics.order, partition: 0, key: null, value: encodeOrder({ chunk: key, pages: pages.length, span: Number(last - first + 1n), touched, partitions: options.indexPartitions }) }]);
           orderOffset = offset!;
         }
@@ -525,7 +526,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         });
         const confirmation: ConfirmRecord = { chunk: key, indexPartition: home, trip: tripNo, asks: list };
         confirmations.set(`c|${name}|${home}|${tripNo}`, confirmation);
-        asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: name, value: encodeConfirm(confirmation) });
+        asks.set(`c|${name}|${home}|${tripNo}`, { topic: options.topics.index, partition: home, key: null, value: encodeConfirm(confirmation) });
       }
       // One request per partition for the trip's mores. The partition kept the pages it applied
       // for the chunk; a chunk joined after an earlier owner's sends them (it may be older there).
@@ -536,7 +537,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         list.push({ slot, sequence: base + slot, after, page: carryPages ? sentPage(q, slot) : null });
       }
       for (const [q, list] of mores) {
-        asks.set(`m|${name}|${q}|${tripNo}`, { topic: options.topics.index, partition: q, key: name, value: encodeMore({ chunk: key, indexPartition: q, trip: tripNo, asks: list }) });
+        asks.set(`m|${name}|${q}|${tripNo}`, { topic: options.topics.index, partition: q, key: null, value: encodeMore({ chunk: key, indexPartition: q, trip: tripNo, asks: list }) });
       }
       const keys = [...asks.keys()];
       traffic.roundTwoAsks += keys.length;
