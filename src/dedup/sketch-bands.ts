@@ -311,6 +311,12 @@ export class SketchBands {
   private limit = 0;
   private readonly keyScratch = new Uint32Array(MINHASH_BINS);
   private readonly checkScratch = new Uint32Array(MINHASH_BINS);
+  /**
+   * The bins keyScratch and checkScratch were computed from (hashed: false when they are not
+   * current): a decision probes a page's keys, then adds the page with the same ones.
+   */
+  private readonly hashedBins = new Uint8Array(MINHASH_BINS);
+  private hashed = false;
   /** The checks of a probe by keys alone (candidatesOfKeys): zeros. */
   private probeChecks = new Uint32Array(MINHASH_BINS);
   /** A probe's keys (candidatesOfKeys), and per key a place looked up in RAM ahead (collectAll). */
@@ -390,13 +396,8 @@ export class SketchBands {
    * any more; their entries are dropped when the runs are written.
    */
   add(ref: number, sketch: Uint8Array, lowRef: number): void {
-    const keys = this.keyScratch;
-    const checks = this.checkScratch;
-    for (let b = 0; b < this.bands; b++) {
-      keys[b] = bandKey(sketch, b, this.rows);
-      checks[b] = bandCheck(sketch, b, this.rows);
-    }
-    this.addKeys(ref, keys, this.bands, lowRef, checks);
+    this.hashKeys(sketch);
+    this.addKeys(ref, this.keyScratch, this.bands, lowRef, this.checkScratch);
   }
 
   /**
@@ -539,14 +540,32 @@ export class SketchBands {
    * into found[0..count); returns count.
    */
   candidates(sketch: Uint8Array, held: HeldRefs | null = null, refsBelow = Infinity): number {
+    this.hashKeys(sketch);
+    this.collectAll(this.keyScratch, this.checkScratch, this.bands, held, refsBelow);
+    return this.count;
+  }
+
+  /** The band keys and checks of `sketch` into keyScratch and checkScratch, unless they are there (the same bins as last time). */
+  private hashKeys(sketch: Uint8Array): void {
+    const bins = this.hashedBins;
+    if (this.hashed) {
+      let same = true;
+      for (let i = 0; i < MINHASH_BINS; i++) {
+        if (bins[i] !== sketch[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return;
+    }
+    for (let i = 0; i < MINHASH_BINS; i++) bins[i] = sketch[i]!;
     const keys = this.keyScratch;
     const checks = this.checkScratch;
     for (let band = 0; band < this.bands; band++) {
       keys[band] = bandKey(sketch, band, this.rows);
       checks[band] = bandCheck(sketch, band, this.rows);
     }
-    this.collectAll(keys, checks, this.bands, held, refsBelow);
-    return this.count;
+    this.hashed = true;
   }
 
   /** candidates() for the first `count` of `keys` (the band keys a routed partition holds). */
