@@ -194,6 +194,10 @@ export function closestRecorded(hits: QueryResult, store: PageStore, short: bool
     const distance = hits.distances[i]!;
     const sequence = store.sequenceOf(ref);
     if (sequence >= before || sequence < notBefore) continue;
+    // A hit that cannot beat the page taken already is not weighed: what follows reads its record
+    // from the tier (a disk read), and its outcome could not change the answer (its rejection is
+    // counted only for a probe that takes no page).
+    if (distance > out.distance || (distance === out.distance && sequence > out.sequence)) continue;
     // A short page's simhash says little (too few features): above distance 0 only its sketch can confirm a match.
     const shortPair = distance > 0 && (short || (store.flagsOf(ref) & FLAG_SHORT) !== 0);
     if (shortPair && (check === null || !check.known || check.size < MIN_CONFIRMING_SIZE || store.sketchSize(ref) < MIN_CONFIRMING_SIZE)) continue;

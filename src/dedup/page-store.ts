@@ -116,6 +116,9 @@ export class PageStore implements RefKeys {
   private probedId = '';
   private probedBytes: Uint8Array | null = null;
   private nameScratch = new Uint8Array(256);
+  /** The id bytes ownName read last, and their ref (-1: none). */
+  private lastNameRef = -1;
+  private lastName: Uint8Array = EMPTY8;
 
   /** Per-ref columns, chunk c = ref >>> CHUNK_BITS (chunks wholly below base are empty). */
   private keyChunks: Uint32Array[] = [];
@@ -427,9 +430,18 @@ export class PageStore implements RefKeys {
     return out;
   }
 
+  /**
+   * ref's id bytes (not to be changed by the caller). The last one read is kept: a duplicate's
+   * verdict names its page (idOf) and its record copies that page's id (record), one read for
+   * both. A ref's id never changes and refs are not reused, so the copy cannot go stale.
+   */
   private ownName(ref: number): Uint8Array {
+    if (ref === this.lastNameRef) return this.lastName;
     const v = this.recordOf(ref);
-    return this.nameAt(u48(v, 0), v.getUint32(8, true));
+    const name = this.nameAt(u48(v, 0), v.getUint32(8, true));
+    this.lastNameRef = ref;
+    this.lastName = name;
+    return name;
   }
 
   idOf(ref: number): string {

@@ -28,10 +28,10 @@
  * entries live in the disk tier, with about 1.2 bytes of each left in RAM.
  * - The buffer (RAM): the newest entries in insertion order (so in ref
  *   order), with a chain per exact key (newest first) under an open-addressing
- *   table, about 20 bytes an entry. It grows with the entries held (an eighth
- *   of them) up to a bound (2^19 entries by default, 10 MiB), then is sorted
+ *   table, about 24 bytes an entry. It grows with the entries held (an eighth
+ *   of them) up to a bound (2^19 entries by default, 12 MiB), then is sorted
  *   and written out as a run.
- * - The runs (disk): immutable sorted runs of (key, ref), 8 bytes an entry,
+ * - The runs (disk): immutable sorted runs of (key, ref, check), 12 bytes an entry,
  *   in a blob each (a scratch file of the page tier, read with pread). The
  *   runs split the refs by range (a newer run holds only newer refs). When a
  *   run is written, the newest runs are merged while the newer is at least an
@@ -45,11 +45,13 @@
  *   keeps 32-bit starts apart), and an 8-bit fingerprint of each entry's key (one
  *   byte, a hash independent of the bucket bits). A probe scans its bucket's
  *   fingerprints and reads from disk only the span from the first entry with
- *   its fingerprint to the last, newest first, where the full keys decide: a
- *   fingerprint that matches another key costs a read, never a candidate.
+ *   its fingerprint to the last, newest first, where the full keys and the
+ *   checks (bandCheck, a second hash of the band) decide: a fingerprint that
+ *   matches another key costs a read, never a candidate, and so does a key
+ *   that only hashes like the probe's.
  *   About 1 lookup of an absent key in 40 reads (6 entries / 256).
  * So about 1.2 bytes of RAM per band and page held (17 at 14 bands), plus the
- * buffer (up to 10 MiB), and 8 bytes of disk.
+ * buffer (up to 12 MiB), and 12 bytes of disk.
  */
 import { MINHASH_BINS } from '../fingerprint/feature-sketch.js';
 import { sortPairs } from '../index/radix-sort.js';
@@ -66,7 +68,7 @@ export const CHAIN_LIMIT = 32;
 export const BAND_BYTES_PER_PAGE = 1.5;
 
 /** Bytes of disk per band and page held: an entry of the sorted runs (while two runs merge, their entries are on disk twice). */
-export const BAND_DISK_BYTES_PER_PAGE = 8;
+export const BAND_DISK_BYTES_PER_PAGE = 12;
 
 /** Band counts that cut the MINHASH_BINS (56) bins evenly. */
 export const BAND_COUNTS: readonly number[] = [2, 4, 7, 8, 14, 28];
@@ -97,6 +99,33 @@ const MERGE_RATIO = 8;
 const READ_ENTRIES = 64;
 const MERGE_ENTRIES = 1 << 14;
 
+/**
+ * A second 32-bit hash of a band's bins, independent of bandKey, kept with each entry on disk (not
+ * in RAM): a probe takes an entry only when both match. With bandKey alone, 14 bands of 10M
+ * pages put 140M keys in 2^32 values, so a page's 14 keys met about 0.46 unrelated pages (a
+ * band-run read, then a tier read of the page's record to turn it down); with both, 2^-64 a
+ * pair. The routed partitions (addKeys, candidatesOfKeys) get keys only and keep 0 here.
+ */
+export function bandCheck(sketch: Uint8Array, band: number, rows: number): number {
+  let h = Math.imul(band + 1, 0x85ebca77) ^ 0x27d4eb2f;
+  const from = band * rows;
+  const to = from + rows;
+  for (let k = from; k < to; k += 4) {
+    let w = sketch[k]!;
+    if (k + 1 < to) w |= sketch[k + 1]! << 8;
+    if (k + 2 < to) w |= sketch[k + 2]! << 16;
+    if (k + 3 < to) w |= sketch[k + 3]! << 24;
+    h = Math.imul(h ^ w, 0xcc9e2d51);
+    h = Math.imul((h << 15) | (h >>> 17), 0x1b873593);
+    h ^= h >>> 13;
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7feb352d);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x846ca68b);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 export function bandKey(sketch: Uint8Array, band: number, rows: number): number {
   let h = Math.imul(band + 1, 0x9e3779b9) ^ 0x811c9dc5;
   const from = band * rows;
@@ -113,7 +142,11 @@ function keyFingerprint(key: number): number {
   return Math.imul(key ^ (key >>> 15), 0x2c1b3c6d) >>> 24;
 }
 
-/** A sorted run: entries on disk (key, ref; 8 bytes, sorted by key then ref), what locates them in RAM. */
+/** Words per entry of a run on disk: the key, the ref and the check (bandCheck). */
+const ENTRY_WORDS = 3;
+const ENTRY_BYTES = ENTRY_WORDS * 4;
+
+/** A sorted run: entries on disk (key, ref, check; 12 bytes, sorted by key then ref), what locates them in RAM. */
 interface Run {
   readonly blob: RunBlob;
   readonly length: number;
@@ -150,7 +183,7 @@ class RunWriter {
   /** Entries per bucket while building (made into the blocks and the start bytes at finish). */
   private readonly counts: Uint32Array;
   private bytes: Uint8Array;
-  private readonly chunk = new Uint32Array(MERGE_ENTRIES * 2);
+  private readonly chunk = new Uint32Array(MERGE_ENTRIES * ENTRY_WORDS);
   private readonly chunkBytes = new Uint8Array(this.chunk.buffer);
   private chunked = 0;
   private length = 0;
@@ -169,22 +202,23 @@ class RunWriter {
     this.bytes = new Uint8Array(most + (1 << bits));
   }
 
-  put(key: number, ref: number): void {
+  put(key: number, ref: number, check: number): void {
     const u = key >>> this.shift;
     this.counts[u]!++;
     // Entry i of block j sits after the start bytes of blocks 0..j.
     this.bytes[this.length++ + ((u >>> BLOCK_BITS) + 1) * BLOCK] = keyFingerprint(key);
     if (ref < this.minRef) this.minRef = ref;
     if (ref > this.maxRef) this.maxRef = ref;
-    const o = this.chunked++ * 2;
+    const o = this.chunked++ * ENTRY_WORDS;
     this.chunk[o] = key;
     this.chunk[o + 1] = ref;
+    this.chunk[o + 2] = check;
     if (this.chunked === MERGE_ENTRIES) this.flush();
   }
 
   private flush(): void {
     if (this.chunked === 0) return;
-    this.blob.append(this.chunkBytes.subarray(0, this.chunked * 8));
+    this.blob.append(this.chunkBytes.subarray(0, this.chunked * ENTRY_BYTES));
     this.chunked = 0;
   }
 
@@ -224,29 +258,31 @@ class RunWriter {
 
 /** Reads a run's entries in order, a chunk at a time. */
 class RunReader {
-  private readonly chunk = new Uint32Array(MERGE_ENTRIES * 2);
+  private readonly chunk = new Uint32Array(MERGE_ENTRIES * ENTRY_WORDS);
   private readonly chunkBytes = new Uint8Array(this.chunk.buffer);
   private at = 0;
   private loaded = 0;
   private next = 0;
   key = 0;
   ref = 0;
+  check = 0;
 
   constructor(private readonly run: Run) {}
 
-  /** Moves to the next entry (key, ref); false at the end. */
+  /** Moves to the next entry (key, ref, check); false at the end. */
   advance(): boolean {
     if (this.next === this.loaded) {
       const n = Math.min(MERGE_ENTRIES, this.run.length - this.at);
       if (n === 0) return false;
-      this.run.blob.read(this.at * 8, this.chunkBytes.subarray(0, n * 8));
+      this.run.blob.read(this.at * ENTRY_BYTES, this.chunkBytes.subarray(0, n * ENTRY_BYTES));
       this.at += n;
       this.loaded = n;
       this.next = 0;
     }
-    const o = this.next++ * 2;
+    const o = this.next++ * ENTRY_WORDS;
     this.key = this.chunk[o]!;
     this.ref = this.chunk[o + 1]!;
+    this.check = this.chunk[o + 2]!;
     return true;
   }
 }
@@ -263,6 +299,8 @@ export class SketchBands {
   /** The buffer, in insertion (ref) order; bufNext links an entry to the previous one with its key (-1: none). */
   private bufKeys = new Uint32Array(0);
   private bufRefs = new Uint32Array(0);
+  /** Each entry's check (bandCheck; 0 for keys given without one). */
+  private bufChecks = new Uint32Array(0);
   private bufNext = new Int32Array(0);
   private bufLength = 0;
   /** Open addressing by key: the newest buffer entry with that key, + 1 (0: empty). */
@@ -272,6 +310,15 @@ export class SketchBands {
   /** One past the highest ref added. */
   private limit = 0;
   private readonly keyScratch = new Uint32Array(MINHASH_BINS);
+  private readonly checkScratch = new Uint32Array(MINHASH_BINS);
+  /**
+   * The bins keyScratch and checkScratch were computed from (hashed: false when they are not
+   * current): a decision probes a page's keys, then adds the page with the same ones.
+   */
+  private readonly hashedBins = new Uint8Array(MINHASH_BINS);
+  private hashed = false;
+  /** The checks of a probe by keys alone (candidatesOfKeys): zeros. */
+  private probeChecks = new Uint32Array(MINHASH_BINS);
   /** A probe's keys (candidatesOfKeys), and per key a place looked up in RAM ahead (collectAll). */
   private probeKeys = new Uint32Array(MINHASH_BINS);
   private lookups = new Uint32Array(MINHASH_BINS);
@@ -279,7 +326,7 @@ export class SketchBands {
   private spanFirst = new Int32Array(0);
   private spanLast = new Int32Array(0);
   /** One disk read of run entries. */
-  private readonly readWords = new Uint32Array(READ_ENTRIES * 2);
+  private readonly readWords = new Uint32Array(READ_ENTRIES * ENTRY_WORDS);
   private readonly readBytes = new Uint8Array(this.readWords.buffer);
 
   /** Out of candidates(): the refs found, and how many. */
@@ -308,6 +355,7 @@ export class SketchBands {
     let bytes =
       this.bufKeys.byteLength +
       this.bufRefs.byteLength +
+      this.bufChecks.byteLength +
       this.bufNext.byteLength +
       this.bufHeads.byteLength +
       this.found.byteLength +
@@ -321,7 +369,7 @@ export class SketchBands {
   /** Bytes of the runs' blobs (on disk with a file tier). */
   get bytesOnDisk(): number {
     let bytes = 0;
-    for (const run of this.runs) bytes += run.length * 8;
+    for (const run of this.runs) bytes += run.length * ENTRY_BYTES;
     return bytes;
   }
 
@@ -348,26 +396,26 @@ export class SketchBands {
    * any more; their entries are dropped when the runs are written.
    */
   add(ref: number, sketch: Uint8Array, lowRef: number): void {
-    const keys = this.keyScratch;
-    for (let b = 0; b < this.bands; b++) keys[b] = bandKey(sketch, b, this.rows);
-    this.addKeys(ref, keys, this.bands, lowRef);
+    this.hashKeys(sketch);
+    this.addKeys(ref, this.keyScratch, this.bands, lowRef, this.checkScratch);
   }
 
   /**
    * Adds ref (above every ref added before) under the first `count` of `keys`: the band keys of
    * a page that an index partition holds (a routed index keeps each key where it is routed).
    */
-  addKeys(ref: number, keys: ArrayLike<number>, count: number, lowRef: number): void {
+  addKeys(ref: number, keys: ArrayLike<number>, count: number, lowRef: number, checks: ArrayLike<number> | null = null): void {
     if (ref < this.limit) throw new RangeError(`ref ${ref} is not above the refs added (${this.limit})`);
     if (this.bufLength + count > this.bufKeys.length) this.writeBuffer(lowRef);
-    for (let b = 0; b < count; b++) this.bufferPut(keys[b]! >>> 0, ref);
+    for (let b = 0; b < count; b++) this.bufferPut(keys[b]! >>> 0, ref, checks === null ? 0 : checks[b]! >>> 0);
     this.limit = ref + 1;
   }
 
-  private bufferPut(key: number, ref: number): void {
+  private bufferPut(key: number, ref: number, check: number): void {
     const i = this.bufLength++;
     this.bufKeys[i] = key;
     this.bufRefs[i] = ref;
+    this.bufChecks[i] = check;
     const mask = this.bufMask;
     let slot = key & mask;
     for (;;) {
@@ -395,6 +443,7 @@ export class SketchBands {
     if (this.bufKeys.length !== capacity) {
       this.bufKeys = new Uint32Array(capacity);
       this.bufRefs = new Uint32Array(capacity);
+      this.bufChecks = new Uint32Array(capacity);
       this.bufNext = new Int32Array(capacity);
       let slots = 1024;
       while (slots < capacity * 2) slots *= 2;
@@ -414,10 +463,18 @@ export class SketchBands {
       // would be 4 MiB more allocated per write, which drives the collector.
       const keys = this.bufKeys;
       const refs = this.bufRefs;
-      // Stable: entries of one key stay in ref order (the buffer is in ref order).
-      sortPairs(keys, refs, n);
+      const checks = this.bufChecks;
+      // The keys sort with each entry's place in the buffer (in bufNext's array, not needed any
+      // more), which then names its ref and check. Stable: entries of one key stay in ref order
+      // (the buffer is in ref order).
+      const order = new Uint32Array(this.bufNext.buffer, 0, n);
+      for (let i = 0; i < n; i++) order[i] = i;
+      sortPairs(keys, order, n);
       const writer = new RunWriter(this.newBlob(), n);
-      for (let i = 0; i < n; i++) if (refs[i]! >= lowRef) writer.put(keys[i]!, refs[i]!);
+      for (let i = 0; i < n; i++) {
+        const e = order[i]!;
+        if (refs[e]! >= lowRef) writer.put(keys[i]!, refs[e]!, checks[e]!);
+      }
       const run = writer.finish();
       if (run.length > 0) this.runs.push(run);
       else run.blob.dispose();
@@ -462,10 +519,10 @@ export class SketchBands {
     while (hasA || hasB) {
       // On equal keys the older run's entry goes first: its ref is the lower.
       if (hasA && (!hasB || a.key <= b!.key)) {
-        if (a.ref >= lowRef) writer.put(a.key, a.ref);
+        if (a.ref >= lowRef) writer.put(a.key, a.ref, a.check);
         hasA = a.advance();
       } else {
-        if (b!.ref >= lowRef) writer.put(b!.key, b!.ref);
+        if (b!.ref >= lowRef) writer.put(b!.key, b!.ref, b!.check);
         hasB = b!.advance();
       }
     }
@@ -483,18 +540,43 @@ export class SketchBands {
    * into found[0..count); returns count.
    */
   candidates(sketch: Uint8Array, held: HeldRefs | null = null, refsBelow = Infinity): number {
-    const keys = this.keyScratch;
-    for (let band = 0; band < this.bands; band++) keys[band] = bandKey(sketch, band, this.rows);
-    this.collectAll(keys, this.bands, held, refsBelow);
+    this.hashKeys(sketch);
+    this.collectAll(this.keyScratch, this.checkScratch, this.bands, held, refsBelow);
     return this.count;
+  }
+
+  /** The band keys and checks of `sketch` into keyScratch and checkScratch, unless they are there (the same bins as last time). */
+  private hashKeys(sketch: Uint8Array): void {
+    const bins = this.hashedBins;
+    if (this.hashed) {
+      let same = true;
+      for (let i = 0; i < MINHASH_BINS; i++) {
+        if (bins[i] !== sketch[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return;
+    }
+    for (let i = 0; i < MINHASH_BINS; i++) bins[i] = sketch[i]!;
+    const keys = this.keyScratch;
+    const checks = this.checkScratch;
+    for (let band = 0; band < this.bands; band++) {
+      keys[band] = bandKey(sketch, band, this.rows);
+      checks[band] = bandCheck(sketch, band, this.rows);
+    }
+    this.hashed = true;
   }
 
   /** candidates() for the first `count` of `keys` (the band keys a routed partition holds). */
   candidatesOfKeys(keys: ArrayLike<number>, count: number, held: HeldRefs | null = null, refsBelow = Infinity): number {
-    if (count > this.probeKeys.length) this.probeKeys = new Uint32Array(count);
+    if (count > this.probeKeys.length) {
+      this.probeKeys = new Uint32Array(count);
+      this.probeChecks = new Uint32Array(count);
+    }
     const own = this.probeKeys;
     for (let i = 0; i < count; i++) own[i] = keys[i]! >>> 0;
-    this.collectAll(own, count, held, refsBelow);
+    this.collectAll(own, this.probeChecks, count, held, refsBelow);
     return this.count;
   }
 
@@ -506,7 +588,7 @@ export class SketchBands {
    * TLB miss, and misses in one pass do not wait on each other, so the CPU overlaps them, where
    * key after key (or a scan after its bucket start) would wait on each miss in turn.
    */
-  private collectAll(keys: Uint32Array, count: number, held: HeldRefs | null, refsBelow: number): void {
+  private collectAll(keys: Uint32Array, checks: Uint32Array, count: number, held: HeldRefs | null, refsBelow: number): void {
     if (++this.stamp === 0xffffffff) {
       this.seenStamps.fill(0);
       this.stamp = 1;
@@ -555,18 +637,19 @@ export class SketchBands {
     this.touched = touched;
     for (let i = 0; i < count; i++) {
       const key = keys[i]!;
-      let matched = this.collectBuffer(key, held, refsBelow);
+      const check = checks[i]!;
+      let matched = this.collectBuffer(key, check, held, refsBelow);
       for (let r = runCount - 1; r >= 0 && matched < CHAIN_LIMIT; r--) {
         const run = runs[r]!;
         if (run.minRef >= refsBelow) continue;
         const first = spanFirst[r * count + i]!;
-        if (first >= 0) matched = this.readSpan(run, key, first, spanLast[r * count + i]!, held, refsBelow, matched);
+        if (first >= 0) matched = this.readSpan(run, key, check, first, spanLast[r * count + i]!, held, refsBelow, matched);
       }
     }
   }
 
-  /** The buffer's CHAIN_LIMIT newest held refs below refsBelow under `key`; returns how many. */
-  private collectBuffer(key: number, held: HeldRefs | null, refsBelow: number): number {
+  /** The buffer's CHAIN_LIMIT newest held refs below refsBelow under `key` and `check`; returns how many. */
+  private collectBuffer(key: number, check: number, held: HeldRefs | null, refsBelow: number): number {
     let matched = 0;
     const mask = this.bufMask;
     for (let slot = key & mask; ; slot = (slot + 1) & mask) {
@@ -575,7 +658,7 @@ export class SketchBands {
       if (this.bufKeys[head - 1] !== key) continue;
       for (let i = head - 1; i >= 0 && matched < CHAIN_LIMIT; i = this.bufNext[i]!) {
         const ref = this.bufRefs[i]!;
-        if (ref >= refsBelow || (held !== null && !held.holds(ref))) continue;
+        if (this.bufChecks[i] !== check || ref >= refsBelow || (held !== null && !held.holds(ref))) continue;
         this.push(ref);
         matched++;
       }
@@ -627,17 +710,18 @@ export class SketchBands {
     this.spanLast[slot] = last;
   }
 
-  /** The entries [first, last] of `run` read from disk, newest first: those of `key` held and below refsBelow are pushed; returns matched. */
-  private readSpan(run: Run, key: number, first: number, last: number, held: HeldRefs | null, refsBelow: number, matched: number): number {
+  /** The entries [first, last] of `run` read from disk, newest first: those of `key` and `check` held and below refsBelow are pushed; returns matched. */
+  private readSpan(run: Run, key: number, check: number, first: number, last: number, held: HeldRefs | null, refsBelow: number, matched: number): number {
     // Entries of one key sit together, by ref: read the span from its end, newest first.
     const words = this.readWords;
     for (let hi = last + 1; hi > first && matched < CHAIN_LIMIT; ) {
       const lo = Math.max(first, hi - READ_ENTRIES);
-      run.blob.read(lo * 8, this.readBytes.subarray(0, (hi - lo) * 8));
+      run.blob.read(lo * ENTRY_BYTES, this.readBytes.subarray(0, (hi - lo) * ENTRY_BYTES));
       this.diskReads++;
       for (let j = hi - lo - 1; j >= 0 && matched < CHAIN_LIMIT; j--) {
-        if (words[j * 2] !== key) continue;
-        const ref = words[j * 2 + 1]!;
+        const o = j * ENTRY_WORDS;
+        if (words[o] !== key || words[o + 2] !== check) continue;
+        const ref = words[o + 1]!;
         if (ref >= refsBelow || (held !== null && !held.holds(ref))) continue;
         this.push(ref);
         matched++;

@@ -13,7 +13,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PageStore } from '../../../src/dedup/page-store.js';
-import { CHAIN_LIMIT } from '../../../src/dedup/sketch-bands.js';
+import { CHAIN_LIMIT, bandKey } from '../../../src/dedup/sketch-bands.js';
+import { mulberry32Uint32 } from '../../support/rng.js';
 import { MINHASH_BINS, SKETCH_BINS, isKnownSketch } from '../../../src/fingerprint/feature-sketch.js';
 import { bandCandidates, shareBand } from '../../support/sketch-bands-oracle.js';
 import { filePageTier } from '../../../src/storage/file-blob-store.js';
@@ -215,4 +216,63 @@ test('runs in scratch files (the file tier, read with pread) give the candidates
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/**
+ * Two different contents of band `band` whose bandKey is the same: a birthday search over seeded
+ * random bins (about 2^16 draws for a 32-bit key; bands of 4 bins or more, so that there are
+ * more contents than keys).
+ */
+function keyCollision(seed: number, band: number, bands: number): [Uint8Array, Uint8Array] {
+  const rows = MINHASH_BINS / bands;
+  const r = mulberry32Uint32(seed);
+  const seen = new Map<number, Uint8Array>();
+  for (;;) {
+    const bins = new Uint8Array(rows).map(() => r() & 0xff);
+    const sketch = new Uint8Array(SKETCH_BINS);
+    sketch.set(bins, band * rows);
+    const key = bandKey(sketch, band, rows);
+    const other = seen.get(key);
+    if (other !== undefined && other.some((b, i) => b !== bins[i])) return [other, bins];
+    seen.set(key, bins);
+  }
+}
+
+test('a page whose band only hashes like the probe\'s (a 32-bit key collision) is no candidate, in the buffer and in the runs', () => {
+  // At 10M pages, 14 bands put 140M keys in 2^32 values: a page's 14 keys met about 0.46
+  // unrelated pages, each a disk read of its record to turn it down.
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 0x7fffffff }), fc.constantFrom(2, 4, 7, 14), fc.constantFrom(undefined, 1, 3), fc.nat(40), (seed, bands, bound, later) => {
+      const rows = MINHASH_BINS / bands;
+      const band = seed % bands;
+      const [stored, probed] = keyCollision(seed, band, bands);
+      const r = mulberry32Uint32(seed ^ 0x5bd1e995);
+      // Every other bin differs between the two sketches, so they share no band.
+      const a = new Uint8Array(SKETCH_BINS).map(() => r() & 0x7f);
+      const b = a.map((x) => x | 0x80);
+      a.set(stored, band * rows);
+      b.set(probed, band * rows);
+      assert.equal(bandKey(a, band, rows), bandKey(b, band, rows));
+      assert.equal(shareBand(a, b, bands), false);
+      const store = new PageStore(16, SKETCH_BINS);
+      store.bandBufferEntries = bound;
+      store.useBands(bands);
+      const sketches: Uint8Array[] = [];
+      const add = (sketch: Uint8Array): void => {
+        const ref = sketches.length;
+        store.record(ref, `p${ref}`, -1, 0, 0, 0);
+        store.setSketch(ref, sketch);
+        sketches.push(sketch);
+      };
+      add(a);
+      // Later pages (unrelated, or copies of the probe's other bands) push `a` into the runs.
+      for (let i = 0; i < later; i++) add(new Uint8Array(SKETCH_BINS).map(() => r() & 0xff));
+      const n = store.bands!.candidates(b, store);
+      const found = Array.from(store.bands!.found.subarray(0, n)).sort((x, y) => x - y);
+      const held = sketches.map((_, ref) => ref);
+      assert.deepEqual(found, bandCandidates(b, held, (ref) => sketches[ref]!, bands, CHAIN_LIMIT));
+      assert.ok(!found.includes(0));
+    }),
+    { numRuns: 40 },
+  );
 });
