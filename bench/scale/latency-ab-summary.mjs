@@ -27,7 +27,8 @@ if (at > 0) {
   const keep = ['partitions', 'targetPagesPerSecond', 'achievedPagesPerSecond', 'measuredPages', 'p50Ms', 'p90Ms', 'p99Ms', 'p999Ms', 'maxMs', 'pagesPerTransaction', 'instancesCores', 'instancesMainCores', 'driverCores', 'machineBusyCores', 'loadavgAtStart', 'loadavgAtEnd'];
   results.singleLatency[key] = {
     what,
-    command: 'BENCH_AB_BASE=<tree of the base build, with dist/> BENCH_AB_RATES=448,759 BENCH_AB_RUNS=3 bash bench/scale/latency-ab.sh',
+    // The rates and the run count of the files read, not a fixed example.
+    command: `BENCH_AB_BASE=<tree of the base build, with dist/> BENCH_AB_RATES=${[...new Set(rows.map((r) => r.rate))].join(',')} BENCH_AB_RUNS=${Math.max(...rows.map((r) => r.run))} bash bench/scale/latency-ab.sh`,
     runs: rows.map((r) => ({ build: r.commit ? `${r.build} (${r.commit})` : r.build, repetition: r.run, maxRate: r.rate, ...Object.fromEntries(keep.filter((k) => k in r).map((k) => [k, r[k]])) })),
   };
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
