@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { HtmlTextExtractor } from '../../../src/fingerprint/html-text.js';
 import { createFingerprinter } from '../../../src/fingerprint/index.js';
+import { TextBuffer } from '../../../src/fingerprint/text-buffer.js';
 import { fixtureNames, htmlToText, readFixture } from './fixtures.js';
 import { collapse, oracleText, scannerText } from './html-oracle.js';
 
@@ -204,6 +206,26 @@ describe('HTML scanner against parse5 (differential)', () => {
         assert.equal(scannerText(html), oracleText(html));
       }),
       { numRuns: 3000, seed: 20261123 },
+    );
+  });
+
+  it('reads nothing past the end of a page: an extractor reused after a longer page gives the text a fresh one gives', () => {
+    // The scanner reads a page from a buffer it reuses, which past the page's end still holds the
+    // page before: a page cut anywhere (inside a tag, a quoted value, a comment, a reference), read
+    // right after the whole page, must give the text of the cut page alone.
+    const reused = { keep: new HtmlTextExtractor('keep'), remove: new HtmlTextExtractor('remove') };
+    const whole = new TextBuffer();
+    const cutText = new TextBuffer();
+    const freshText = new TextBuffer();
+    fc.assert(
+      fc.property(page, fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom('keep' as const, 'remove' as const), (html, where, mode) => {
+        const cut = html.slice(0, Math.floor(where * html.length));
+        reused[mode].extract(html, whole);
+        reused[mode].extract(cut, cutText);
+        new HtmlTextExtractor(mode).extract(cut, freshText);
+        assert.equal(cutText.toString(), freshText.toString());
+      }),
+      { numRuns: 2000, seed: 20261129 },
     );
   });
 });
