@@ -258,32 +258,20 @@ class RunWriter {
 
 /** Reads a run's entries in order, a chunk at a time. */
 class RunReader {
-  private readonly chunk = new Uint32Array(MERGE_ENTRIES * ENTRY_WORDS);
+  /** The entries of the chunk last read (fill), ENTRY_WORDS words each. */
+  readonly chunk = new Uint32Array(MERGE_ENTRIES * ENTRY_WORDS);
   private readonly chunkBytes = new Uint8Array(this.chunk.buffer);
   private at = 0;
-  private loaded = 0;
-  private next = 0;
-  key = 0;
-  ref = 0;
-  check = 0;
 
   constructor(private readonly run: Run) {}
 
-  /** Moves to the next entry (key, ref, check); false at the end. */
-  advance(): boolean {
-    if (this.next === this.loaded) {
-      const n = Math.min(MERGE_ENTRIES, this.run.length - this.at);
-      if (n === 0) return false;
-      this.run.blob.read(this.at * ENTRY_BYTES, this.chunkBytes.subarray(0, n * ENTRY_BYTES));
-      this.at += n;
-      this.loaded = n;
-      this.next = 0;
-    }
-    const o = this.next++ * ENTRY_WORDS;
-    this.key = this.chunk[o]!;
-    this.ref = this.chunk[o + 1]!;
-    this.check = this.chunk[o + 2]!;
-    return true;
+  /** Reads the next chunk of entries into `chunk`; returns how many (0 at the end). */
+  fill(): number {
+    const n = Math.min(MERGE_ENTRIES, this.run.length - this.at);
+    if (n === 0) return 0;
+    this.run.blob.read(this.at * ENTRY_BYTES, this.chunkBytes.subarray(0, n * ENTRY_BYTES));
+    this.at += n;
+    return n;
   }
 }
 
@@ -512,19 +500,42 @@ export class SketchBands {
   /** One run of the entries of `older` and `newer` (whose refs are all above older's) at or above lowRef; disposes both. */
   private merge(older: Run, newer: Run | null, lowRef: number): Run | null {
     const writer = new RunWriter(this.newBlob(), older.length + (newer?.length ?? 0));
+    // Both inputs are read a chunk at a time and walked with local cursors: a merge rewrites
+    // every entry of both runs (at 10M pages, over a hundred entries per page added), so the
+    // loop keeps no per-entry state in objects.
     const a = new RunReader(older);
+    const aw = a.chunk;
+    let an = a.fill() * ENTRY_WORDS;
+    let ai = 0;
     const b = newer === null ? null : new RunReader(newer);
-    let hasA = a.advance();
-    let hasB = b !== null && b.advance();
-    while (hasA || hasB) {
+    const bw = b === null ? aw : b.chunk;
+    let bn = b === null ? 0 : b.fill() * ENTRY_WORDS;
+    let bi = 0;
+    while (an > 0 || bn > 0) {
+      let key: number;
+      let ref: number;
+      let check: number;
       // On equal keys the older run's entry goes first: its ref is the lower.
-      if (hasA && (!hasB || a.key <= b!.key)) {
-        if (a.ref >= lowRef) writer.put(a.key, a.ref, a.check);
-        hasA = a.advance();
+      if (an > 0 && (bn === 0 || aw[ai]! <= bw[bi]!)) {
+        key = aw[ai]!;
+        ref = aw[ai + 1]!;
+        check = aw[ai + 2]!;
+        ai += ENTRY_WORDS;
+        if (ai === an) {
+          an = a.fill() * ENTRY_WORDS;
+          ai = 0;
+        }
       } else {
-        if (b!.ref >= lowRef) writer.put(b!.key, b!.ref, b!.check);
-        hasB = b!.advance();
+        key = bw[bi]!;
+        ref = bw[bi + 1]!;
+        check = bw[bi + 2]!;
+        bi += ENTRY_WORDS;
+        if (bi === bn) {
+          bn = b!.fill() * ENTRY_WORDS;
+          bi = 0;
+        }
       }
+      if (ref >= lowRef) writer.put(key, ref, check);
     }
     older.blob.dispose();
     newer?.blob.dispose();

@@ -37,6 +37,7 @@ import {
   refAt,
   RUN_LARGE,
   RUN_SMALL,
+  runTuning,
   SortedRun,
 } from './sorted-run.js';
 import { decodeSnapshotFrom, encodeSnapshotChunks, snapshotByteLength } from './snapshot.js';
@@ -514,7 +515,13 @@ export class FingerprintIndex {
       if (m < 2) return;
       const older = this.runSize(m - 2);
       const newer = this.runSize(m - 1);
-      const ratio = Math.max(tuning.mergeRatio, Math.cbrt(this.live / tuning.bufferLimit));
+      // Small runs (below the large layout's size per table: they sit in the CPU caches, so a
+      // probe of one costs little) merge at the base ratio; a merge into a large run uses the
+      // ratio that keeps a few large runs. One ratio for all (cbrt(N / bufferLimit), 34 at 10M)
+      // rewrote the newest small runs whole every few hundred inserts: about 50 entries per
+      // insert and table at 10M, against about 12 so.
+      const small = older < runTuning.largeMin * (this.tableMaskChunks === null ? 1 : this.runs.length);
+      const ratio = small ? tuning.mergeRatio : Math.max(tuning.mergeRatio, Math.cbrt(this.live / tuning.bufferLimit));
       if (older > ratio * newer) return;
       this.mergeRuns(m - 2);
     }

@@ -119,18 +119,25 @@ export class RunWriter {
       const dir = run.dir;
       for (let b = 1; b < DIR_SIZE; b++) dir[b]! += dir[b - 1]!;
       narrowRefs(run);
-    } else if (n >= 1024) {
-      const bits = Math.min(16, 31 - Math.clz32(n) - 2);
-      const shift = 32 - bits;
-      const dir = new Uint32Array((1 << bits) + 1);
-      const keys = run.keys;
-      for (let i = 0; i < n; i++) dir[(keys[i]! >>> shift) + 1]!++;
-      for (let b = 1; b < dir.length; b++) dir[b]! += dir[b - 1]!;
-      run.dirBits = bits;
-      run.dir = dir;
+    } else {
+      addSmallDirectory(run);
     }
     return run;
   }
+}
+
+/** A small run's directory over the top bits of its keys, from 1024 entries (about 4 entries per slot). */
+function addSmallDirectory(run: SortedRun): void {
+  const n = run.length;
+  if (n < 1024) return;
+  const bits = Math.min(16, 31 - Math.clz32(n) - 2);
+  const shift = 32 - bits;
+  const dir = new Uint32Array((1 << bits) + 1);
+  const keys = run.keys;
+  for (let i = 0; i < n; i++) dir[(keys[i]! >>> shift) + 1]!++;
+  for (let b = 1; b < dir.length; b++) dir[b]! += dir[b - 1]!;
+  run.dirBits = bits;
+  run.dir = dir;
 }
 
 /** Builds a run from sorted keys/refs [0, n). */
@@ -240,29 +247,63 @@ export function mergeRuns(
 /**
  * Fast path of the most frequent merge: two small runs, nothing removed, read from their arrays
  * directly (no cursor per entry); on equal keys a's entry first, as the cursors' merge does.
+ * A small result is written straight into its arrays: this merge runs every few hundred inserts
+ * and rewrites the newest runs whole.
  */
 function mergeSmall(a: SortedRun, b: SortedRun, n: number): SortedRun {
-  const w = new RunWriter(n);
   const aKeys = a.keys;
   const aRefs = a.refs;
   const bKeys = b.keys;
   const bRefs = b.refs;
   const na = a.length;
   const nb = b.length;
+  if (n >= runTuning.largeMin) {
+    const w = new RunWriter(n);
+    let i = 0;
+    let j = 0;
+    while (i < na && j < nb) {
+      if (aKeys[i]! <= bKeys[j]!) {
+        w.push(aKeys[i]!, aRefs[i]!);
+        i++;
+      } else {
+        w.push(bKeys[j]!, bRefs[j]!);
+        j++;
+      }
+    }
+    for (; i < na; i++) w.push(aKeys[i]!, aRefs[i]!);
+    for (; j < nb; j++) w.push(bKeys[j]!, bRefs[j]!);
+    return w.finish();
+  }
+  const keys = new Uint32Array(n);
+  const refs = new Uint32Array(n);
   let i = 0;
   let j = 0;
+  let o = 0;
   while (i < na && j < nb) {
-    if (aKeys[i]! <= bKeys[j]!) {
-      w.push(aKeys[i]!, aRefs[i]!);
-      i++;
+    const ka = aKeys[i]!;
+    const kb = bKeys[j]!;
+    if (ka <= kb) {
+      keys[o] = ka;
+      refs[o++] = aRefs[i++]!;
     } else {
-      w.push(bKeys[j]!, bRefs[j]!);
-      j++;
+      keys[o] = kb;
+      refs[o++] = bRefs[j++]!;
     }
   }
-  for (; i < na; i++) w.push(aKeys[i]!, aRefs[i]!);
-  for (; j < nb; j++) w.push(bKeys[j]!, bRefs[j]!);
-  return w.finish();
+  if (i < na) {
+    keys.set(aKeys.subarray(i, na), o);
+    refs.set(aRefs.subarray(i, na), o);
+  } else if (j < nb) {
+    keys.set(bKeys.subarray(j, nb), o);
+    refs.set(bRefs.subarray(j, nb), o);
+  }
+  const run = new SortedRun();
+  run.kind = RUN_SMALL;
+  run.length = n;
+  run.keys = keys;
+  run.refs = refs;
+  addSmallDirectory(run);
+  return run;
 }
 
 /** Fast path of the common merge: a large raw run and a smaller raw run, nothing removed. */
@@ -278,6 +319,20 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
     }
   }
   const nb = b.length;
+  // The newer run's refs are all above the older's (runs cover ref ranges in order), so when the
+  // older keeps 24-bit refs and the newer's fit under its base, the merged run keeps the same
+  // base (narrowRefs would choose it) and is written in that layout directly: its entries of the
+  // older run copied as they are, no 32-bit refs array and no second pass.
+  let bMin = Infinity;
+  let bMax = -1;
+  for (let j = 0; j < nb; j++) {
+    const ref = refAt(b, j);
+    if (ref < bMin) bMin = ref;
+    if (ref > bMax) bMax = ref;
+  }
+  if (a.refs.length === 0 && a.length > 0 && bMin >= a.refBase && bMax - a.refBase < runTuning.narrowSpan) {
+    return mergeIntoNarrow(a, b, bKeys, n);
+  }
   const run = new SortedRun();
   run.kind = RUN_LARGE;
   run.length = n;
@@ -315,6 +370,76 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
   run.res = res;
   run.refs = refs;
   narrowRefs(run);
+  return run;
+}
+
+/** mergeIntoLarge where both runs' refs fit as 24-bit offsets from a's base: the merged run in that layout. */
+function mergeIntoNarrow(a: SortedRun, b: SortedRun, bKeys: Uint32Array, n: number): SortedRun {
+  const nb = b.length;
+  const base = a.refBase;
+  const run = new SortedRun();
+  run.kind = RUN_LARGE;
+  run.length = n;
+  const dir = new Uint32Array(DIR_SIZE);
+  const res = new Uint16Array(n);
+  const refLo = new Uint16Array(n);
+  const refHi = new Uint8Array(n);
+  const aDir = a.dir;
+  const aRes = a.res;
+  const aLo = a.refLo;
+  const aHi = a.refHi;
+  let j = 0;
+  let o = 0;
+  // The next key of b (Infinity past its end), so that the inner copy loop compares one number.
+  let nextB = nb > 0 ? bKeys[0]! : Infinity;
+  for (let bucket = 0; bucket < DIR_SIZE - 1; bucket++) {
+    const top = bucket * 65536;
+    const from = aDir[bucket]!;
+    const end = aDir[bucket + 1]!;
+    // Entries of b below this bucket's end come between a's; outside the bucket's range none do.
+    if (nextB >= top + 65536) {
+      // No entry of b falls in this bucket's keys: a's entries are copied as a block.
+      const count = end - from;
+      if (count > 0) {
+        res.set(aRes.subarray(from, end), o);
+        refLo.set(aLo.subarray(from, end), o);
+        refHi.set(aHi.subarray(from, end), o);
+        o += count;
+        dir[bucket + 1]! += count;
+      }
+      continue;
+    }
+    for (let i = from; i < end; i++) {
+      const key = top + aRes[i]!;
+      while (nextB < key) {
+        const d = refAt(b, j) - base;
+        dir[(nextB >>> 16) + 1]!++;
+        res[o] = nextB & 0xffff;
+        refLo[o] = d & 0xffff;
+        refHi[o++] = d >>> 16;
+        nextB = ++j < nb ? bKeys[j]! : Infinity;
+      }
+      dir[bucket + 1]!++;
+      res[o] = aRes[i]!;
+      refLo[o] = aLo[i]!;
+      refHi[o++] = aHi[i]!;
+    }
+    // b's entries of this bucket's keys above a's last one (or of an empty bucket of a).
+    while (nextB < top + 65536) {
+      const d = refAt(b, j) - base;
+      dir[(nextB >>> 16) + 1]!++;
+      res[o] = nextB & 0xffff;
+      refLo[o] = d & 0xffff;
+      refHi[o++] = d >>> 16;
+      nextB = ++j < nb ? bKeys[j]! : Infinity;
+    }
+  }
+  for (let bucket = 1; bucket < DIR_SIZE; bucket++) dir[bucket]! += dir[bucket - 1]!;
+  run.dir = dir;
+  run.res = res;
+  run.refBase = base;
+  run.refLo = refLo;
+  run.refHi = refHi;
   return run;
 }
 
