@@ -13,13 +13,17 @@
  * behind a 2-byte length. Version 2: round two's confirmations send a page's
  * sketch to a home once per chunk, their sequences as varint deltas; the id
  * store is one record per chunk (version 1 stored JSON, one record per id).
+ * Version 3: a confirmation writes a sketch as its differences from one
+ * before it in the record when that is shorter (writeSketch); an entry's slot
+ * is a delta from the previous entry's, and its flags, table mask presence and
+ * band-key count share one byte (writePage).
  */
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, MINHASH_BINS } from '../fingerprint/feature-sketch.js';
 import type { JoinedVerdict } from '../dedup/answer-join.js';
 import type { PartitionAnswer, PartitionReply, RoutedPage } from '../dedup/index-partition.js';
 
-const VERSION = 2;
+const VERSION = 3;
 const ENTRIES = 1;
 const ORDER = 2;
 const REPLY = 3;
@@ -329,7 +333,11 @@ export function encodeEntries(record: EntriesRecord): Buffer {
   w.u8(ENTRIES);
   writeChunk(w, record.chunk);
   w.u16(record.pages.length);
-  for (const { slot, page } of record.pages) writePage(w, slot, page);
+  let previous = 0;
+  for (const { slot, page } of record.pages) {
+    writePage(w, slot - previous, page);
+    previous = slot;
+  }
   return w.done();
 }
 
@@ -339,7 +347,12 @@ export function decodeEntries(value: Uint8Array): EntriesRecord {
   const chunk = readChunk(r);
   const count = r.u16();
   const pages: SlottedPage[] = [];
-  for (let i = 0; i < count; i++) pages.push(readPage(r));
+  let previous = 0;
+  for (let i = 0; i < count; i++) {
+    const entry = readPage(r, previous);
+    pages.push(entry);
+    previous = entry.slot;
+  }
   r.end();
   return { chunk, pages };
 }
@@ -382,7 +395,7 @@ export function decodeMore(value: Uint8Array): MoreRecord {
     if (withPage > 1) throw new DedupError('KAFKA', `a request for more with page flag ${withPage}`);
     if (withPage === 0) asks.push({ slot: r.u16(), sequence, after, page: null });
     else {
-      const { slot, page } = readPage(r);
+      const { slot, page } = readPage(r, 0);
       asks.push({ slot, sequence, after, page });
     }
   }
@@ -392,21 +405,32 @@ export function decodeMore(value: Uint8Array): MoreRecord {
 
 /** About the bytes writePage takes (ids counted at one byte a character). */
 function entryBytes(page: RoutedPage): number {
-  return 19 + 4 * page.bandKeys.length + (page.sketch === null ? 0 : SKETCH_BINS) + (page.id === null ? 0 : 2 + page.id.length);
+  return 16 + 4 * page.bandKeys.length + (page.sketch === null ? 0 : SKETCH_BINS) + (page.id === null ? 0 : 2 + page.id.length);
 }
 
 /**
- * The sketch a partition gets: the whole one at the page's home (tables bit 0), else its tail;
- * routing decides which, this only writes it.
+ * An entry's head byte: the flags above, whether a table mask follows (a page here by its band
+ * keys alone, most of a page's partitions, has none), and its band-key count when it is 0 to 2
+ * (most partitions get one key of a page), else a varint count follows.
  */
-function writePage(w: Writer, slot: number, page: RoutedPage): void {
+const HEAD_TABLES = 32;
+const HEAD_KEYS_SHIFT = 6;
+const HEAD_KEYS_FOLLOW = 3;
+
+/**
+ * The sketch a partition gets: the whole one at the page's home (tables bit 0), else its tail;
+ * routing decides which, this only writes it. `slotDelta`: the slot less the previous entry's of
+ * the record (slots grow in a record), a signed varint: a byte, not two.
+ */
+function writePage(w: Writer, slotDelta: number, page: RoutedPage): void {
   const home = (page.tables & 1) !== 0;
   const tail = page.sketch !== null && !home;
+  const keys = page.bandKeys.length;
   const flags = (page.short ? FLAG_SHORT : 0) | (page.sketch === null ? 0 : home ? FLAG_SKETCH : FLAG_TAIL) | (page.id === null ? 0 : FLAG_ID) | (tail && page.sketch![0] !== 0 ? FLAG_KNOWN : 0);
-  w.u16(slot);
-  w.u8(flags);
-  w.u8(page.tables);
-  w.u8(page.bandKeys.length);
+  w.svar(slotDelta);
+  w.u8(flags | (page.tables !== 0 ? HEAD_TABLES : 0) | (Math.min(keys, HEAD_KEYS_FOLLOW) << HEAD_KEYS_SHIFT));
+  if (page.tables !== 0) w.uvar(page.tables);
+  if (keys >= HEAD_KEYS_FOLLOW) w.uvar(keys);
   w.u32(page.hi);
   w.u32(page.lo);
   for (const key of page.bandKeys) w.u32(key);
@@ -414,11 +438,17 @@ function writePage(w: Writer, slot: number, page: RoutedPage): void {
   if (page.id !== null) w.text(page.id);
 }
 
-function readPage(r: Reader): SlottedPage {
-  const slot = r.u16();
-  const flags = r.u8();
-  const tables = r.u8();
-  const keys = r.u8();
+/** An entry as writePage wrote it, its slot relative to `previous`. */
+function readPage(r: Reader, previous: number): SlottedPage {
+  const slot = previous + r.svar();
+  if (!(slot >= 0 && slot <= 0xffff)) throw new DedupError('KAFKA', `an entry of slot ${slot}`);
+  const head = r.u8();
+  const flags = head & (HEAD_TABLES - 1);
+  const tables = head & HEAD_TABLES ? r.uvar() : 0;
+  if (tables >= 2 ** 31 || (head & HEAD_TABLES && tables === 0)) throw new DedupError('KAFKA', `an entry with table mask ${tables}`);
+  const keysInHead = head >>> HEAD_KEYS_SHIFT;
+  const keys = keysInHead === HEAD_KEYS_FOLLOW ? r.uvar() : keysInHead;
+  if (keys > 0xff) throw new DedupError('KAFKA', `an entry with ${keys} band keys`);
   const hi = r.u32();
   const lo = r.u32();
   const bandKeys: number[] = [];
@@ -558,10 +588,67 @@ export interface ConfirmAsk {
   readonly sequences: readonly number[];
 }
 
-/** A confirmation's sketch flag: none, the sketch follows, or the one sent earlier in the chunk. */
+/**
+ * A confirmation's sketch flag: none, the sketch follows, the one sent earlier in the chunk, or
+ * the sketch written as the bytes where it differs from one written before it in the record
+ * (writeSketch).
+ */
 const SKETCH_NONE = 0;
 const SKETCH_HERE = 1;
 const SKETCH_SENT = 2;
+const SKETCH_DELTA = 3;
+
+/** How many of the sketches written before it in a record a sketch is compared with, newest first. */
+const DELTA_REFERENCES = 64;
+const SKETCH_MASK_BYTES = SKETCH_BINS / 8;
+
+/**
+ * Writes a sketch of a record behind its flag: whole, or as its differences from the sketch
+ * written before it in the same record that shares the most bytes with it (the distance back,
+ * a bitmap of the bytes that are the same, the bytes that differ) when that is shorter. The
+ * pages of a chunk that round two confirms are mostly pages of a few templates: their sketches
+ * share many bins, so a home's confirmation carries most of them in a fraction of 64 bytes.
+ * `written` gets the sketch, for the sketches after it.
+ */
+function writeSketch(w: Writer, sketch: Uint8Array, written: Uint8Array[]): void {
+  let best = -1;
+  let bestSame = 0;
+  for (let j = written.length - 1; j >= 0 && j >= written.length - DELTA_REFERENCES; j--) {
+    const ref = written[j]!;
+    let same = 0;
+    for (let i = 0; i < SKETCH_BINS; i++) if (ref[i] === sketch[i]) same++;
+    if (same > bestSame) {
+      bestSame = same;
+      best = j;
+    }
+  }
+  const back = written.length - 1 - best;
+  // The flag either way; then a varint of at most 2 bytes (back < DELTA_REFERENCES), the mask and the bytes that differ.
+  if (best >= 0 && 1 + SKETCH_MASK_BYTES + (SKETCH_BINS - bestSame) < SKETCH_BINS) {
+    const ref = written[best]!;
+    w.u8(SKETCH_DELTA);
+    w.uvar(back);
+    const mask = new Uint8Array(SKETCH_MASK_BYTES);
+    for (let i = 0; i < SKETCH_BINS; i++) if (ref[i] === sketch[i]) mask[i >>> 3]! |= 1 << (i & 7);
+    w.bytes(mask);
+    for (let i = 0; i < SKETCH_BINS; i++) if (ref[i] !== sketch[i]) w.u8(sketch[i]!);
+  } else {
+    w.u8(SKETCH_HERE);
+    w.bytes(sketch, 0, SKETCH_BINS);
+  }
+  written.push(sketch.length === SKETCH_BINS ? sketch : sketch.subarray(0, SKETCH_BINS));
+}
+
+/** Reads what writeSketch wrote after a SKETCH_DELTA flag. */
+function readSketchDelta(r: Reader, written: readonly Uint8Array[]): Uint8Array {
+  const back = r.uvar();
+  if (back >= written.length) throw new DedupError('KAFKA', `a sketch written as the differences from one ${back + 1} back, of ${written.length}`);
+  const ref = written[written.length - 1 - back]!;
+  const mask = r.bytes(SKETCH_MASK_BYTES);
+  const sketch = new Uint8Array(SKETCH_BINS);
+  for (let i = 0; i < SKETCH_BINS; i++) sketch[i] = mask[i >>> 3]! & (1 << (i & 7)) ? ref[i]! : r.u8();
+  return sketch;
+}
 
 /**
  * The home's answers to a ConfirmRecord, in the order it asked (ask by ask, sequence by
@@ -609,14 +696,12 @@ export function encodeConfirm(record: ConfirmRecord): Buffer {
   w.u16(record.indexPartition);
   w.u16(record.trip);
   w.u16(record.asks.length);
+  const written: Uint8Array[] = [];
   for (const a of record.asks) {
     w.u16(a.slot);
     if (a.sent) w.u8(SKETCH_SENT);
     else if (a.sketch === null) w.u8(SKETCH_NONE);
-    else {
-      w.u8(SKETCH_HERE);
-      w.bytes(a.sketch, 0, SKETCH_BINS);
-    }
+    else writeSketch(w, a.sketch, written);
     // Candidates of one page are near each other in the sequence: deltas take a byte or two.
     w.uvar(a.sequences.length);
     let previous = 0;
@@ -635,11 +720,13 @@ export function decodeConfirm(value: Uint8Array): ConfirmRecord {
   const indexPartition = r.u16();
   const trip = r.u16();
   const asks: ConfirmAsk[] = [];
+  const written: Uint8Array[] = [];
   for (let n = r.u16(); n > 0; n--) {
     const slot = r.u16();
     const flag = r.u8();
-    if (flag > SKETCH_SENT) throw new DedupError('KAFKA', `a confirmation with sketch flag ${flag}`);
-    const sketch = flag === SKETCH_HERE ? r.bytes(SKETCH_BINS) : null;
+    if (flag > SKETCH_DELTA) throw new DedupError('KAFKA', `a confirmation with sketch flag ${flag}`);
+    const sketch = flag === SKETCH_HERE ? r.bytes(SKETCH_BINS) : flag === SKETCH_DELTA ? readSketchDelta(r, written) : null;
+    if (sketch !== null) written.push(sketch);
     const sequences: number[] = [];
     let previous = 0;
     for (let m = r.uvar(); m > 0; m--) {

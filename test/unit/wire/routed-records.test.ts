@@ -122,7 +122,7 @@ test('id-store records read back as written: verdicts, duplicates of ids, positi
     { numRuns: 200 },
   );
   // The store of version 1 was JSON, one record per id: refused by name, not misread.
-  assert.throws(() => decodeIdStore(Buffer.from(JSON.stringify({ verdict: 'novel', sequence: 1 }))), /version 123; this build reads version 2/);
+  assert.throws(() => decodeIdStore(Buffer.from(JSON.stringify({ verdict: 'novel', sequence: 1 }))), /version 123; this build reads version 3/);
 });
 
 test('a record cut short, with bytes left over, or of another version or type is refused', () => {
@@ -132,15 +132,23 @@ test('a record cut short, with bytes left over, or of another version or type is
   assert.throws(() => decodeOrder(Buffer.concat([order, Buffer.from([0])])), DedupError);
   const otherVersion = Buffer.from(order);
   otherVersion[0] = 1;
-  assert.throws(() => decodeOrder(otherVersion), /version 1; this build reads version 2/);
-  assert.throws(() => routedRecordKind(otherVersion), /a routed record of version 1; this build reads version 2/);
+  assert.throws(() => decodeOrder(otherVersion), /version 1; this build reads version 3/);
+  assert.throws(() => routedRecordKind(otherVersion), /a routed record of version 1; this build reads version 3/);
   assert.throws(() => decodeReply(order), /type 2 where type 3/);
   const entries = encodeEntries({ chunk: key, pages: [{ slot: 0, page: { id: 'p1', hi: 1, lo: 2, short: false, fetchedAt: 0, sketch: null, tables: 1, bandKeys: [9] } }] });
   for (let cut = 0; cut < entries.length; cut++) assert.throws(() => decodeEntries(entries.subarray(0, cut)), DedupError);
 });
 
+/** A sketch of one of a few templates, some of its bytes changed: what a chunk's confirmations mostly carry. */
+const templates = [0, 1, 2].map((t) => Uint8Array.from({ length: SKETCH_BINS }, (_, i) => (i * 37 + t * 101) & 0xff));
+const templated = fc.tuple(fc.integer({ min: 0, max: templates.length - 1 }), fc.uniqueArray(fc.integer({ min: 0, max: SKETCH_BINS - 1 }), { maxLength: SKETCH_BINS }), fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS })).map(([t, changed, bytes]) => {
+  const out = Uint8Array.from(templates[t]!);
+  for (const i of changed) out[i] = bytes[i]!;
+  return out;
+});
+
 test('round two\u2019s confirmations and their answers, and answers for more candidates, read back as written; every record names its kind', () => {
-  const sketch = fc.option(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }));
+  const sketch = fc.option(fc.oneof(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), templated));
   const seq = fc.integer({ min: 0, max: 2 ** 48 - 1 });
   const slot = fc.integer({ min: 0, max: 0xffff });
   const moreAnswer = rec({ slot, afterSequence: seq, unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() });
@@ -183,4 +191,48 @@ test('a confirmation\u2019s sequences cost a byte or two each when they are near
   const bytes = encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: null, sequences }] }).length;
   assert.ok(bytes < 30 + 8 + 100 * 1, `${bytes} bytes for 100 near sequences`);
   assert.deepEqual(decodeConfirm(encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: null, sequences: [5, 2 ** 48 - 1, 0, 7] }] })).asks[0]!.sequences, [5, 2 ** 48 - 1, 0, 7]);
+});
+
+test('a confirmation writes a sketch as its differences from one before it when they share bytes, and reads it back whole', () => {
+  const key: ChunkKey = { inputPartition: 0, firstOffset: 0n, attempt: 0 };
+  fc.assert(
+    fc.property(fc.array(templated, { minLength: 2, maxLength: 40 }), fc.integer({ min: 0, max: 16 }), (sketches, changedAtMost) => {
+      // Each sketch after the first differs from its template in at most changedAtMost bytes.
+      const near = sketches.map((s, n) => {
+        const t = templates[n % templates.length]!;
+        const out = Uint8Array.from(t);
+        let changed = 0;
+        for (let i = 0; i < SKETCH_BINS && changed < changedAtMost; i++) if (s[i] !== t[i]) ((out[i] = s[i]!), changed++);
+        return out;
+      });
+      const asks = near.map((sketch, slot) => ({ slot, sketch, sequences: [slot] }));
+      const value = encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks });
+      assert.deepEqual(decodeConfirm(value).asks.map((a) => [...a.sketch!]), near.map((x) => [...x]));
+      // Whole, each sketch costs 64 bytes; one of a template seen before in the record costs
+      // its flag, a distance, an 8-byte mask and the bytes that differ from the closest one.
+      const whole = Math.min(templates.length, near.length);
+      const bound = 20 + near.length * 5 + whole * (1 + SKETCH_BINS) + (near.length - whole) * (2 + SKETCH_BINS / 8 + 2 * changedAtMost);
+      assert.ok(value.length <= bound, `${value.length} bytes for ${near.length} sketches of ${whole} templates, each at most ${changedAtMost} bytes off (at most ${bound})`);
+    }),
+    { numRuns: 200 },
+  );
+  // A difference that names a sketch before the record's first is refused, not misread.
+  const one = encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: templates[0]!, sequences: [1] }, { slot: 1, sketch: templates[0]!, sequences: [2] }] });
+  assert.ok(one.length < 20 + 2 * 5 + 1 + SKETCH_BINS + 2 + SKETCH_BINS / 8, `${one.length} bytes for a sketch sent twice`);
+  const damaged = Buffer.from(one);
+  // The second ask's distance back (before its mask, its count and its one sequence) set to 5: there is one sketch before it.
+  const at = damaged.length - (1 + SKETCH_BINS / 8 + 1 + 1);
+  assert.equal(damaged[at], 0);
+  damaged[at] = 5;
+  assert.throws(() => decodeConfirm(damaged), /differences from one 6 back, of 1/);
+});
+
+test('an entry for band keys alone costs its slot\u2019s delta, a head byte, the fingerprint, the keys and the tail', () => {
+  const key: ChunkKey = { inputPartition: 0, firstOffset: 0n, attempt: 0 };
+  const sketch = sketchTail(templates[0]!);
+  const pages = Array.from({ length: 50 }, (_, i) => ({ slot: 3 * i, page: { id: null, hi: i, lo: 7 * i, short: false, fetchedAt: 0, sketch, tables: 0, bandKeys: [1000 + i] } }));
+  const value = encodeEntries({ chunk: key, pages });
+  // Version, type, chunk (12 bytes) and count: 16 bytes; then 1 + 1 + 8 + 4 + 8 per entry.
+  assert.equal(value.length, 16 + 50 * 22);
+  assert.deepEqual(decodeEntries(value).pages.map((e) => e.slot), pages.map((e) => e.slot));
 });
