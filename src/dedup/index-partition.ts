@@ -71,6 +71,11 @@ export interface PartitionAnswer {
   readonly sequence: number;
   readonly hi: number;
   readonly lo: number;
+  /**
+   * An unsettled candidate's home partition (routing's table-0 partition of its fingerprint), where
+   * a reply names it so: its hi and lo are then 0, and the home's confirmation gives them.
+   */
+  readonly home?: number;
 }
 
 /**
@@ -297,6 +302,14 @@ export class IndexPartition {
     loadSketch(check, sketch);
     const agree = this.store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) && this.store.numbersAgree(ref, check.sketch, check.size);
     return agree ? this.store.idOf(ref) : null;
+  }
+
+  /** The fingerprint of the page recorded at `sequence` (held here), into `out` [hi, lo]; false when it is not held. */
+  fingerprintOfSequence(sequence: number, out: Uint32Array): boolean {
+    const ref = this.refOfSequence(sequence);
+    if (ref < 0) return false;
+    this.index.fingerprintOf(ref, out);
+    return true;
   }
 
   /** The ref recorded at `sequence`, or -1. */

@@ -30,7 +30,8 @@ import type { Logger } from '../logger.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { TablePlan } from '../index/index.js';
 import type { SecondStage } from '../dedup/decider.js';
-import { IndexPartition, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
+import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
+import { IndexRouting } from '../dedup/routing.js';
 
 /** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
 const MORE_PAGES_PER_ANSWER = 8;
@@ -46,6 +47,7 @@ import {
   routedRecordKind,
   type ChunkKey,
   type ConfirmRecord,
+  type ConfirmedAnswer,
   type EntriesRecord,
   type MoreAnswer,
   type MoreRecord,
@@ -61,6 +63,8 @@ export interface RoutedHolderOptions {
   readonly groupId: string;
   readonly instanceId: string;
   readonly plan: TablePlan;
+  /** The index topic's partition count: routing names an unsettled candidate's home by it. */
+  readonly indexPartitions: number;
   readonly k: number;
   readonly secondStage: SecondStage | null;
   readonly appender: LogAppender;
@@ -227,6 +231,10 @@ function withSketches(h: Held, record: ConfirmRecord): ConfirmRecord | null {
 
 export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   const { kafka, topics, appender, logger, metrics } = options;
+  const routing = new IndexRouting(options.plan, options.indexPartitions, options.secondStage?.bands ?? 0);
+  /** Unsettled candidates as a reply names them: by sequence and home (routed-records.ts writeCandidate). */
+  const withHomes = (list: readonly PartitionAnswer[]): PartitionAnswer[] => list.map((c) => ({ ...c, home: routing.tablePartition(0, c.hi, c.lo) }));
+  const fingerprint = new Uint32Array(2);
   const held = new Map<number, Held>();
   let wanted: readonly number[] = [];
   let started = false;
@@ -335,14 +343,20 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           // Several pages of the cursor in one answer: what as many requests in a row would get,
           // for one round trip (a template page's candidates mostly fail their confirmation).
           const { unsettled, more } = h.state.more(page, sequence, after, MORE_PAGES_PER_ANSWER);
-          answers.push({ slot, afterSequence: after.sequence, unsettled, more });
+          answers.push({ slot, afterSequence: after.sequence, unsettled: withHomes(unsettled), more });
         }
         // Never, while owners send as they should: the owner gives the chunk up and joins it again, pages sent.
         if (missing) logger.warn('a request for more names a chunk this partition did not keep; left unanswered', { partition: q, chunk: key });
         else out.push(reply(chunk.inputPartition, encodeMoreReply({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       } else {
-        const answers: (string | null)[] = [];
-        for (const { sketch, sequences } of request.record.asks) for (const sequence of sequences) answers.push(h.state.confirm(sequence, sketch));
+        const answers: (ConfirmedAnswer | null)[] = [];
+        for (const { sketch, sequences } of request.record.asks) {
+          for (const sequence of sequences) {
+            const id = h.state.confirm(sequence, sketch);
+            // An id means the page is held here: its fingerprint is too.
+            answers.push(id !== null && h.state.fingerprintOfSequence(sequence, fingerprint) ? { id, hi: fingerprint[0]!, lo: fingerprint[1]! } : null);
+          }
+        }
         out.push(reply(chunk.inputPartition, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }
@@ -369,7 +383,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         const replies: { slot: number; reply: PartitionReply }[] = [];
         for (const { slot, page } of entries.pages) {
           const r = h.state.apply(page, base + slot);
-          if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
+          if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: { settled: r.settled, unsettled: withHomes(r.unsettled), more: r.more } });
           applied++;
         }
         if (undecided(record.chunk)) out.push(reply(p, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));

@@ -50,6 +50,7 @@ import {
   replyHead,
   type ChunkKey,
   type ConfirmRecord,
+  type ConfirmedAnswer,
   type IdStorePosition,
   type MoreAsk,
   type SlottedPage,
@@ -500,7 +501,9 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     payload: EachBatchPayload,
     lease: Lease<VerdictProducer>,
   ): Promise<(PartitionAnswer | null)[]> {
-    const round = new RoundTwo(joined, (c) => routing.tablePartition(0, c.hi, c.lo));
+    // Candidates come named by sequence and home (routed-records.ts writeCandidate); the homes of those that agree send their fingerprints.
+    const round = new RoundTwo(joined, (c) => c.home ?? routing.tablePartition(0, c.hi, c.lo));
+    const fingerprints = new Map<number, ConfirmedAnswer>();
     /** (home, slot) pairs whose page sketch went to that home in an earlier trip: not sent again. */
     const sketchSent = new Set<number>();
     /** The pages as each partition got them, by slot: made only when requests for more carry them. */
@@ -512,7 +515,7 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
     };
     for (let trip = 0; ; trip++) {
       const step = round.step();
-      if (step.done) return step.best;
+      if (step.done) return step.best.map((b) => (b === null || b.home === undefined ? b : { ...b, hi: fingerprints.get(b.sequence)!.hi, lo: fingerprints.get(b.sequence)!.lo }));
       const asks = new Map<string, LogRecord>();
       /** The confirmations sent, by key: their answers come back in their order. */
       const confirmations = new Map<string, ConfirmRecord>();
@@ -549,7 +552,10 @@ export function createRoutedOwner(options: RoutedOwnerOptions): RoutedOwner {
         keys.forEach((k, i) => {
           const value = answers[i]!;
           if (k.startsWith('c|')) {
-            for (const a of pairAnswers(confirmations.get(k)!, decodeConfirmed(value).answers)) round.confirm(a.slot, a.sequence, a.id);
+            for (const { slot, sequence, agreed } of pairAnswers(confirmations.get(k)!, decodeConfirmed(value).answers)) {
+              if (agreed !== null) fingerprints.set(sequence, agreed);
+              round.confirm(slot, sequence, agreed?.id ?? null);
+            }
           } else {
             const r = decodeMoreReply(value);
             for (const a of r.answers) round.moreAnswered(a.slot, r.indexPartition, a.afterSequence, { unsettled: a.unsettled, more: a.more });

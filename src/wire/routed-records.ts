@@ -13,10 +13,14 @@
  * behind a 2-byte length. Version 2: round two's confirmations send a page's
  * sketch to a home once per chunk, their sequences as varint deltas; the id
  * store is one record per chunk (version 1 stored JSON, one record per id).
- * Version 3: a confirmation writes a sketch as its differences from one
- * before it in the record when that is shorter (writeSketch); an entry's slot
+ * Version 3: a confirmation and an entry record write a whole sketch as its
+ * differences from one before it in the record when that is shorter
+ * (writeSketch); an entry's slot
  * is a delta from the previous entry's, and its flags, table mask presence and
- * band-key count share one byte (writePage).
+ * band-key count share one byte (writePage); an unsettled candidate names its
+ * home partition, not its fingerprint, which the confirmation of one that
+ * agrees sends back (writeCandidate); slots in replies, confirmations and
+ * answers for more are deltas, sequences varints.
  */
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, MINHASH_BINS } from '../fingerprint/feature-sketch.js';
@@ -102,6 +106,9 @@ export interface ReplyRecord {
 /** A reply's per-page flags. */
 const REPLY_SETTLED = 1;
 const REPLY_MORE = 2;
+/** The unsettled count in the flags' byte, 0 to 62 (UNSETTLED_PER_REPLY is 4); 63: a count byte follows. */
+const REPLY_COUNT_SHIFT = 2;
+const REPLY_COUNT_FOLLOWS = 63;
 
 const FLAG_SHORT = 1;
 const FLAG_SKETCH = 2;
@@ -334,8 +341,9 @@ export function encodeEntries(record: EntriesRecord): Buffer {
   writeChunk(w, record.chunk);
   w.u16(record.pages.length);
   let previous = 0;
+  const written: Uint8Array[] = [];
   for (const { slot, page } of record.pages) {
-    writePage(w, slot - previous, page);
+    writePage(w, slot - previous, page, written);
     previous = slot;
   }
   return w.done();
@@ -348,8 +356,9 @@ export function decodeEntries(value: Uint8Array): EntriesRecord {
   const count = r.u16();
   const pages: SlottedPage[] = [];
   let previous = 0;
+  const written: Uint8Array[] = [];
   for (let i = 0; i < count; i++) {
-    const entry = readPage(r, previous);
+    const entry = readPage(r, previous, written);
     pages.push(entry);
     previous = entry.slot;
   }
@@ -368,14 +377,14 @@ export function encodeMore(record: MoreRecord): Buffer {
   w.u16(record.trip);
   w.u16(record.asks.length);
   for (const a of record.asks) {
-    w.u48(a.sequence);
-    writeAnswer(w, a.after);
+    w.uvar(a.sequence);
+    writeCandidate(w, a.after);
     if (a.page === null) {
       w.u8(0);
       w.u16(a.slot);
     } else {
       w.u8(1);
-      writePage(w, a.slot, a.page);
+      writePage(w, a.slot, a.page, []);
     }
   }
   return w.done();
@@ -389,13 +398,14 @@ export function decodeMore(value: Uint8Array): MoreRecord {
   const trip = r.u16();
   const asks: MoreAsk[] = [];
   for (let n = r.u16(); n > 0; n--) {
-    const sequence = r.u48();
-    const after = readAnswer(r);
+    const sequence = r.uvar();
+    if (sequence >= 2 ** 48) throw new DedupError('KAFKA', `a request for more for sequence ${sequence}`);
+    const after = readCandidate(r);
     const withPage = r.u8();
     if (withPage > 1) throw new DedupError('KAFKA', `a request for more with page flag ${withPage}`);
     if (withPage === 0) asks.push({ slot: r.u16(), sequence, after, page: null });
     else {
-      const { slot, page } = readPage(r, 0);
+      const { slot, page } = readPage(r, 0, []);
       asks.push({ slot, sequence, after, page });
     }
   }
@@ -405,7 +415,7 @@ export function decodeMore(value: Uint8Array): MoreRecord {
 
 /** About the bytes writePage takes (ids counted at one byte a character). */
 function entryBytes(page: RoutedPage): number {
-  return 16 + 4 * page.bandKeys.length + (page.sketch === null ? 0 : SKETCH_BINS) + (page.id === null ? 0 : 2 + page.id.length);
+  return 16 + 4 * page.bandKeys.length + (page.sketch === null ? 0 : 1 + SKETCH_BINS) + (page.id === null ? 0 : 2 + page.id.length);
 }
 
 /**
@@ -419,10 +429,11 @@ const HEAD_KEYS_FOLLOW = 3;
 
 /**
  * The sketch a partition gets: the whole one at the page's home (tables bit 0), else its tail;
- * routing decides which, this only writes it. `slotDelta`: the slot less the previous entry's of
- * the record (slots grow in a record), a signed varint: a byte, not two.
+ * routing decides which, this only writes it, the whole one as writeSketch does (`written`: the
+ * record's whole sketches before it). `slotDelta`: the slot less the previous entry's of the
+ * record (slots grow in a record), a signed varint: a byte, not two.
  */
-function writePage(w: Writer, slotDelta: number, page: RoutedPage): void {
+function writePage(w: Writer, slotDelta: number, page: RoutedPage, written: Uint8Array[]): void {
   const home = (page.tables & 1) !== 0;
   const tail = page.sketch !== null && !home;
   const keys = page.bandKeys.length;
@@ -434,12 +445,15 @@ function writePage(w: Writer, slotDelta: number, page: RoutedPage): void {
   w.u32(page.hi);
   w.u32(page.lo);
   for (const key of page.bandKeys) w.u32(key);
-  if (page.sketch !== null) w.bytes(page.sketch, home ? 0 : MINHASH_BINS, SKETCH_BINS);
+  if (page.sketch !== null) {
+    if (home) writeSketch(w, page.sketch, written);
+    else w.bytes(page.sketch, MINHASH_BINS, SKETCH_BINS);
+  }
   if (page.id !== null) w.text(page.id);
 }
 
-/** An entry as writePage wrote it, its slot relative to `previous`. */
-function readPage(r: Reader, previous: number): SlottedPage {
+/** An entry as writePage wrote it, its slot relative to `previous`, its whole sketch perhaps relative to one of `written`. */
+function readPage(r: Reader, previous: number, written: Uint8Array[]): SlottedPage {
   const slot = previous + r.svar();
   if (!(slot >= 0 && slot <= 0xffff)) throw new DedupError('KAFKA', `an entry of slot ${slot}`);
   const head = r.u8();
@@ -454,8 +468,13 @@ function readPage(r: Reader, previous: number): SlottedPage {
   const bandKeys: number[] = [];
   for (let k = 0; k < keys; k++) bandKeys.push(r.u32());
   let sketch: Uint8Array | null = null;
-  if (flags & FLAG_SKETCH) sketch = r.bytes(SKETCH_BINS);
-  else if (flags & FLAG_TAIL) {
+  if (flags & FLAG_SKETCH) {
+    const how = r.u8();
+    if (how === SKETCH_HERE) sketch = r.bytes(SKETCH_BINS);
+    else if (how === SKETCH_DELTA) sketch = readSketchDelta(r, written);
+    else throw new DedupError('KAFKA', `an entry's sketch with flag ${how}`);
+    written.push(sketch);
+  } else if (flags & FLAG_TAIL) {
     // The tail's form at a partition other than the home (index-partition.ts sketchTail): bin 0 marks a known sketch.
     sketch = new Uint8Array(SKETCH_BINS);
     r.into(sketch, MINHASH_BINS, TAIL_BYTES);
@@ -509,6 +528,30 @@ function writeAnswer(w: Writer, a: PartitionAnswer): void {
   if (a.id !== null) w.text(a.id);
 }
 
+/**
+ * An unsettled candidate (a reply's, an answer for more's, a request for more's cursor): its
+ * distance, its sequence and its home partition, not its fingerprint, which only the home's
+ * confirmation of it sends back (8 bytes saved on each of the many candidates sent, against 8 on
+ * the few that agree). Read back with hi and lo 0.
+ */
+function writeCandidate(w: Writer, a: PartitionAnswer): void {
+  if (!(a.distance >= 0 && a.distance <= 64)) throw new RangeError(`an answer at distance ${a.distance} (0..64)`);
+  if (a.id !== null || a.home === undefined) throw new RangeError(`an unsettled candidate (sequence ${a.sequence}) is sent without an id and with its home`);
+  w.u8(a.distance);
+  w.uvar(a.sequence);
+  w.uvar(a.home);
+}
+
+function readCandidate(r: Reader): PartitionAnswer {
+  const distance = r.u8();
+  if (distance > 64) throw new DedupError('KAFKA', `an answer at distance ${distance}`);
+  const sequence = r.uvar();
+  if (sequence >= 2 ** 48) throw new DedupError('KAFKA', `an answer names sequence ${sequence}`);
+  const home = r.uvar();
+  if (home > 0xffff) throw new DedupError('KAFKA', `a candidate whose home is partition ${home}`);
+  return { id: null, distance, sequence, hi: 0, lo: 0, home };
+}
+
 function readAnswer(r: Reader): PartitionAnswer {
   const head = r.u8();
   const distance = head & ~ANSWER_ID;
@@ -532,13 +575,17 @@ export function encodeReply(record: ReplyRecord): Buffer {
   w.u16(record.indexPartition);
   w.u48(record.base);
   w.u16(record.replies.length);
+  let previous = 0;
   for (const { slot, reply } of record.replies) {
-    w.u16(slot);
-    w.u8((reply.settled === null ? 0 : REPLY_SETTLED) | (reply.more ? REPLY_MORE : 0));
-    if (reply.settled !== null) writeAnswer(w, reply.settled);
+    // Replies come in slot order: the slot as a delta, a byte. The flags and the count share a byte.
+    w.svar(slot - previous);
+    previous = slot;
     if (reply.unsettled.length > 0xff) throw new RangeError(`${reply.unsettled.length} unsettled candidates in one reply (at most 255)`);
-    w.u8(reply.unsettled.length);
-    for (const c of reply.unsettled) writeAnswer(w, c);
+    const count = Math.min(reply.unsettled.length, REPLY_COUNT_FOLLOWS);
+    w.u8((reply.settled === null ? 0 : REPLY_SETTLED) | (reply.more ? REPLY_MORE : 0) | (count << REPLY_COUNT_SHIFT));
+    if (count === REPLY_COUNT_FOLLOWS) w.u8(reply.unsettled.length);
+    if (reply.settled !== null) writeAnswer(w, reply.settled);
+    for (const c of reply.unsettled) writeCandidate(w, c);
   }
   return w.done();
 }
@@ -551,12 +598,16 @@ export function decodeReply(value: Uint8Array): ReplyRecord {
   const base = r.u48();
   const count = r.u16();
   const replies: { slot: number; reply: PartitionReply }[] = [];
+  let slot = 0;
   for (let i = 0; i < count; i++) {
-    const slot = r.u16();
+    slot += r.svar();
+    if (!(slot >= 0 && slot <= 0xffff)) throw new DedupError('KAFKA', `a reply to slot ${slot}`);
     const flags = r.u8();
+    const inHead = flags >>> REPLY_COUNT_SHIFT;
+    const candidates = inHead === REPLY_COUNT_FOLLOWS ? r.u8() : inHead;
     const settled = flags & REPLY_SETTLED ? readAnswer(r) : null;
     const unsettled: PartitionAnswer[] = [];
-    for (let n = r.u8(); n > 0; n--) unsettled.push(readAnswer(r));
+    for (let n = candidates; n > 0; n--) unsettled.push(readCandidate(r));
     replies.push({ slot, reply: { settled, unsettled, more: (flags & REPLY_MORE) !== 0 } });
   }
   r.end();
@@ -591,12 +642,15 @@ export interface ConfirmAsk {
 /**
  * A confirmation's sketch flag: none, the sketch follows, the one sent earlier in the chunk, or
  * the sketch written as the bytes where it differs from one written before it in the record
- * (writeSketch).
+ * (writeSketch, which an entry's whole sketch is written by too).
  */
 const SKETCH_NONE = 0;
 const SKETCH_HERE = 1;
 const SKETCH_SENT = 2;
 const SKETCH_DELTA = 3;
+/** A confirmation's ask: its candidate count above the sketch's flag, 0 to 62; 63: a count follows. */
+const CONFIRM_COUNT_SHIFT = 2;
+const CONFIRM_COUNT_FOLLOWS = 63;
 
 /** How many of the sketches written before it in a record a sketch is compared with, newest first. */
 const DELTA_REFERENCES = 64;
@@ -608,9 +662,10 @@ const SKETCH_MASK_BYTES = SKETCH_BINS / 8;
  * a bitmap of the bytes that are the same, the bytes that differ) when that is shorter. The
  * pages of a chunk that round two confirms are mostly pages of a few templates: their sketches
  * share many bins, so a home's confirmation carries most of them in a fraction of 64 bytes.
- * `written` gets the sketch, for the sketches after it.
+ * `written` gets the sketch, for the sketches after it. `flagBits`: what else the flag's byte
+ * carries, above its two bits.
  */
-function writeSketch(w: Writer, sketch: Uint8Array, written: Uint8Array[]): void {
+function writeSketch(w: Writer, sketch: Uint8Array, written: Uint8Array[], flagBits = 0): void {
   let best = -1;
   let bestSame = 0;
   for (let j = written.length - 1; j >= 0 && j >= written.length - DELTA_REFERENCES; j--) {
@@ -626,14 +681,14 @@ function writeSketch(w: Writer, sketch: Uint8Array, written: Uint8Array[]): void
   // The flag either way; then a varint of at most 2 bytes (back < DELTA_REFERENCES), the mask and the bytes that differ.
   if (best >= 0 && 1 + SKETCH_MASK_BYTES + (SKETCH_BINS - bestSame) < SKETCH_BINS) {
     const ref = written[best]!;
-    w.u8(SKETCH_DELTA);
+    w.u8(SKETCH_DELTA | flagBits);
     w.uvar(back);
     const mask = new Uint8Array(SKETCH_MASK_BYTES);
     for (let i = 0; i < SKETCH_BINS; i++) if (ref[i] === sketch[i]) mask[i >>> 3]! |= 1 << (i & 7);
     w.bytes(mask);
     for (let i = 0; i < SKETCH_BINS; i++) if (ref[i] !== sketch[i]) w.u8(sketch[i]!);
   } else {
-    w.u8(SKETCH_HERE);
+    w.u8(SKETCH_HERE | flagBits);
     w.bytes(sketch, 0, SKETCH_BINS);
   }
   written.push(sketch.length === SKETCH_BINS ? sketch : sketch.subarray(0, SKETCH_BINS));
@@ -659,14 +714,21 @@ export interface ConfirmedRecord {
   readonly chunk: ChunkKey;
   readonly indexPartition: number;
   readonly trip: number;
-  readonly answers: readonly (string | null)[];
+  readonly answers: readonly (ConfirmedAnswer | null)[];
+}
+
+/** A candidate whose sketch agrees: its id and its fingerprint (a verdict names both; the candidate came by sequence and home). */
+export interface ConfirmedAnswer {
+  readonly id: string;
+  readonly hi: number;
+  readonly lo: number;
 }
 
 /** A ConfirmedRecord's answers paired with the request they answer; a count that differs is refused. */
-export function pairAnswers(request: ConfirmRecord, answers: readonly (string | null)[]): { slot: number; sequence: number; id: string | null }[] {
-  const out: { slot: number; sequence: number; id: string | null }[] = [];
+export function pairAnswers(request: ConfirmRecord, answers: readonly (ConfirmedAnswer | null)[]): { slot: number; sequence: number; agreed: ConfirmedAnswer | null }[] {
+  const out: { slot: number; sequence: number; agreed: ConfirmedAnswer | null }[] = [];
   let i = 0;
-  for (const a of request.asks) for (const sequence of a.sequences) out.push({ slot: a.slot, sequence, id: i < answers.length ? answers[i++]! : null });
+  for (const a of request.asks) for (const sequence of a.sequences) out.push({ slot: a.slot, sequence, agreed: i < answers.length ? answers[i++]! : null });
   if (out.length !== answers.length) throw new DedupError('KAFKA', `${answers.length} answers to a confirmation of ${out.length} candidates (chunk ${chunkName(request.chunk)}, partition ${request.indexPartition})`);
   return out;
 }
@@ -697,18 +759,28 @@ export function encodeConfirm(record: ConfirmRecord): Buffer {
   w.u16(record.trip);
   w.u16(record.asks.length);
   const written: Uint8Array[] = [];
+  let previousSlot = 0;
+  let previousFirst = 0;
   for (const a of record.asks) {
-    w.u16(a.slot);
-    if (a.sent) w.u8(SKETCH_SENT);
-    else if (a.sketch === null) w.u8(SKETCH_NONE);
-    else writeSketch(w, a.sketch, written);
-    // Candidates of one page are near each other in the sequence: deltas take a byte or two.
-    w.uvar(a.sequences.length);
-    let previous = 0;
-    for (const q of a.sequences) {
+    // Asks come mostly in slot order: the slot as a signed delta, a byte.
+    w.svar(a.slot - previousSlot);
+    previousSlot = a.slot;
+    // The sketch's flag and the candidate count (0 to 62; 63: a count follows) share a byte.
+    const count = Math.min(a.sequences.length, CONFIRM_COUNT_FOLLOWS);
+    const countBits = count << CONFIRM_COUNT_SHIFT;
+    if (a.sent) w.u8(SKETCH_SENT | countBits);
+    else if (a.sketch === null) w.u8(SKETCH_NONE | countBits);
+    else writeSketch(w, a.sketch, written, countBits);
+    if (count === CONFIRM_COUNT_FOLLOWS) w.uvar(a.sequences.length);
+    // Candidates of one page are near each other in the sequence, and the pages of one template
+    // at one home have the same first candidates: the first as a delta from the previous ask's
+    // first, the rest from the one before them, a byte or two each.
+    let previous = previousFirst;
+    a.sequences.forEach((q, i) => {
       w.svar(q - previous);
       previous = q;
-    }
+      if (i === 0) previousFirst = q;
+    });
   }
   return w.done();
 }
@@ -721,18 +793,25 @@ export function decodeConfirm(value: Uint8Array): ConfirmRecord {
   const trip = r.u16();
   const asks: ConfirmAsk[] = [];
   const written: Uint8Array[] = [];
+  let slot = 0;
+  let previousFirst = 0;
   for (let n = r.u16(); n > 0; n--) {
-    const slot = r.u16();
-    const flag = r.u8();
-    if (flag > SKETCH_DELTA) throw new DedupError('KAFKA', `a confirmation with sketch flag ${flag}`);
+    slot += r.svar();
+    if (!(slot >= 0 && slot <= 0xffff)) throw new DedupError('KAFKA', `a confirmation for slot ${slot}`);
+    const head = r.u8();
+    const flag = head & ((1 << CONFIRM_COUNT_SHIFT) - 1);
     const sketch = flag === SKETCH_HERE ? r.bytes(SKETCH_BINS) : flag === SKETCH_DELTA ? readSketchDelta(r, written) : null;
     if (sketch !== null) written.push(sketch);
+    const inHead = head >>> CONFIRM_COUNT_SHIFT;
+    const count = inHead === CONFIRM_COUNT_FOLLOWS ? r.uvar() : inHead;
+    if (count > value.length) throw new DedupError('KAFKA', `a confirmation of ${count} candidates in ${value.length} bytes`);
     const sequences: number[] = [];
-    let previous = 0;
-    for (let m = r.uvar(); m > 0; m--) {
+    let previous = previousFirst;
+    for (let m = 0; m < count; m++) {
       previous += r.svar();
       if (!(previous >= 0 && previous < 2 ** 48)) throw new DedupError('KAFKA', `a confirmation names sequence ${previous}`);
       sequences.push(previous);
+      if (m === 0) previousFirst = previous;
     }
     asks.push(flag === SKETCH_SENT ? { slot, sketch, sent: true, sequences } : { slot, sketch, sequences });
   }
@@ -742,7 +821,7 @@ export function decodeConfirm(value: Uint8Array): ConfirmRecord {
 
 export function encodeConfirmed(record: ConfirmedRecord): Buffer {
   let expected = 32 + record.answers.length / 8;
-  for (const id of record.answers) expected += id === null ? 0 : 2 + 3 * id.length;
+  for (const a of record.answers) expected += a === null ? 0 : 10 + 3 * a.id.length;
   const w = new Writer(expected);
   w.u8(VERSION);
   w.u8(CONFIRMED);
@@ -752,11 +831,16 @@ export function encodeConfirmed(record: ConfirmedRecord): Buffer {
   w.uvar(record.answers.length);
   // A bit per answer (agrees), then the ids of those that agree: most candidates asked do not.
   const bitmap = new Uint8Array(Math.ceil(record.answers.length / 8));
-  record.answers.forEach((id, i) => {
-    if (id !== null) bitmap[i >>> 3]! |= 1 << (i & 7);
+  record.answers.forEach((a, i) => {
+    if (a !== null) bitmap[i >>> 3]! |= 1 << (i & 7);
   });
   w.bytes(bitmap);
-  for (const id of record.answers) if (id !== null) w.text(id);
+  for (const a of record.answers) {
+    if (a === null) continue;
+    w.text(a.id);
+    w.u32(a.hi);
+    w.u32(a.lo);
+  }
   return w.done();
 }
 
@@ -769,8 +853,8 @@ export function decodeConfirmed(value: Uint8Array): ConfirmedRecord {
   const count = r.uvar();
   if (count > value.length * 8) throw new DedupError('KAFKA', `a confirmation answer names ${count} answers in ${value.length} bytes`);
   const bitmap = r.bytes(Math.ceil(count / 8));
-  const answers: (string | null)[] = [];
-  for (let i = 0; i < count; i++) answers.push(bitmap[i >>> 3]! & (1 << (i & 7)) ? r.text() : null);
+  const answers: (ConfirmedAnswer | null)[] = [];
+  for (let i = 0; i < count; i++) answers.push(bitmap[i >>> 3]! & (1 << (i & 7)) ? { id: r.text(), hi: r.u32(), lo: r.u32() } : null);
   r.end();
   return { chunk, indexPartition, trip, answers };
 }
@@ -785,13 +869,15 @@ export function encodeMoreReply(record: MoreReplyRecord): Buffer {
   w.u16(record.indexPartition);
   w.u16(record.trip);
   w.u16(record.answers.length);
+  let previousSlot = 0;
   for (const a of record.answers) {
-    w.u16(a.slot);
-    w.u48(a.afterSequence);
+    w.svar(a.slot - previousSlot);
+    previousSlot = a.slot;
+    w.uvar(a.afterSequence);
     w.u8(a.more ? 1 : 0);
     if (a.unsettled.length > 0xffff) throw new RangeError(`${a.unsettled.length} unsettled candidates in one answer (at most 65,535)`);
-    w.u16(a.unsettled.length);
-    for (const c of a.unsettled) writeAnswer(w, c);
+    w.uvar(a.unsettled.length);
+    for (const c of a.unsettled) writeCandidate(w, c);
   }
   return w.done();
 }
@@ -803,12 +889,17 @@ export function decodeMoreReply(value: Uint8Array): MoreReplyRecord {
   const indexPartition = r.u16();
   const trip = r.u16();
   const answers: MoreAnswer[] = [];
+  let slot = 0;
   for (let n = r.u16(); n > 0; n--) {
-    const slot = r.u16();
-    const afterSequence = r.u48();
+    slot += r.svar();
+    if (!(slot >= 0 && slot <= 0xffff)) throw new DedupError('KAFKA', `an answer for more for slot ${slot}`);
+    const afterSequence = r.uvar();
+    if (afterSequence >= 2 ** 48) throw new DedupError('KAFKA', `an answer for more after sequence ${afterSequence}`);
     const more = r.u8() === 1;
     const unsettled: PartitionAnswer[] = [];
-    for (let m = r.u16(); m > 0; m--) unsettled.push(readAnswer(r));
+    const count = r.uvar();
+    if (count > 0xffff) throw new DedupError('KAFKA', `an answer for more with ${count} candidates`);
+    for (let m = count; m > 0; m--) unsettled.push(readCandidate(r));
     answers.push({ slot, afterSequence, unsettled, more });
   }
   r.end();

@@ -21,6 +21,14 @@ const chunk: fc.Arbitrary<ChunkKey> = rec({ inputPartition: fc.integer({ min: 0,
 const sketch = fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS });
 const id = fc.string({ unit: 'grapheme', maxLength: 40 });
 
+/** A sketch of one of a few templates, some of its bytes changed: what a chunk's confirmations mostly carry. */
+const templates = [0, 1, 2].map((t) => Uint8Array.from({ length: SKETCH_BINS }, (_, i) => (i * 37 + t * 101) & 0xff));
+const templated = fc.tuple(fc.integer({ min: 0, max: templates.length - 1 }), fc.uniqueArray(fc.integer({ min: 0, max: SKETCH_BINS - 1 }), { maxLength: SKETCH_BINS }), fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS })).map(([t, changed, bytes]) => {
+  const out = Uint8Array.from(templates[t]!);
+  for (const i of changed) out[i] = bytes[i]!;
+  return out;
+});
+
 const page = rec({
   slot: fc.integer({ min: 0, max: 0xffff }),
   tables: fc.integer({ min: 0, max: 0xff }),
@@ -29,13 +37,16 @@ const page = rec({
   hi: u32,
   lo: u32,
   short: fc.boolean(),
-  sketch: fc.option(sketch),
+  sketch: fc.option(fc.oneof(sketch, templated)),
   bandKeys: fc.array(u32, { maxLength: 28 }),
 });
 
 const answer: fc.Arbitrary<PartitionAnswer> = rec({ id: fc.option(id), distance: fc.integer({ min: 0, max: 64 }), sequence: fc.integer({ min: 0, max: 2 ** 48 - 1 }), hi: u32, lo: u32 });
+/** An unsettled candidate as a reply names it: by sequence and home, no id; its fingerprint does not travel (read back as 0, 0). */
+const candidate: fc.Arbitrary<PartitionAnswer> = rec({ id: fc.constant(null), distance: fc.integer({ min: 0, max: 64 }), sequence: fc.integer({ min: 0, max: 2 ** 48 - 1 }), hi: fc.constant(0), lo: fc.constant(0), home: fc.integer({ min: 0, max: 0xffff }) });
+const confirmedAnswer = fc.option(rec({ id: fc.string({ maxLength: 60 }), hi: u32, lo: u32 }));
 
-test('entries read back as written: ids, whole sketches at the home, tails elsewhere', () => {
+test('entries read back as written: ids, whole sketches at the home (of templates: written as differences), tails elsewhere', () => {
   fc.assert(
     fc.property(chunk, fc.array(page, { maxLength: 30 }), (key, pages) => {
       const slotted = pages.map((p) => {
@@ -66,7 +77,7 @@ test('order records read back with the partitions they touched', () => {
 
 test('replies read back with their settled and unsettled answers', () => {
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.array(rec({ slot: fc.integer({ min: 0, max: 0xffff }), reply: rec({ settled: fc.option(answer), unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() }) }), { maxLength: 30 }), (key, indexPartition, base, replies) => {
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.array(rec({ slot: fc.integer({ min: 0, max: 0xffff }), reply: rec({ settled: fc.option(answer), unsettled: fc.array(candidate, { maxLength: 8 }), more: fc.boolean() }) }), { maxLength: 30 }), (key, indexPartition, base, replies) => {
       assert.deepEqual(decodeReply(encodeReply({ chunk: key, indexPartition, base, replies })), { chunk: key, indexPartition, base, replies });
     }),
     { numRuns: 300 },
@@ -74,7 +85,7 @@ test('replies read back with their settled and unsettled answers', () => {
 });
 
 test('requests for more unsettled candidates read back as written, with the page or without it', () => {
-  const ask = rec({ sequence: fc.integer({ min: 0, max: 2 ** 48 - 1 }), after: answer, page, carried: fc.boolean() });
+  const ask = rec({ sequence: fc.integer({ min: 0, max: 2 ** 48 - 1 }), after: candidate, page, carried: fc.boolean() });
   fc.assert(
     fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(ask, { maxLength: 12 }), (key, indexPartition, trip, list) => {
       const asks = list.map(({ sequence, after, page: p, carried }) => {
@@ -139,21 +150,13 @@ test('a record cut short, with bytes left over, or of another version or type is
   for (let cut = 0; cut < entries.length; cut++) assert.throws(() => decodeEntries(entries.subarray(0, cut)), DedupError);
 });
 
-/** A sketch of one of a few templates, some of its bytes changed: what a chunk's confirmations mostly carry. */
-const templates = [0, 1, 2].map((t) => Uint8Array.from({ length: SKETCH_BINS }, (_, i) => (i * 37 + t * 101) & 0xff));
-const templated = fc.tuple(fc.integer({ min: 0, max: templates.length - 1 }), fc.uniqueArray(fc.integer({ min: 0, max: SKETCH_BINS - 1 }), { maxLength: SKETCH_BINS }), fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS })).map(([t, changed, bytes]) => {
-  const out = Uint8Array.from(templates[t]!);
-  for (const i of changed) out[i] = bytes[i]!;
-  return out;
-});
-
 test('round two\u2019s confirmations and their answers, and answers for more candidates, read back as written; every record names its kind', () => {
   const sketch = fc.option(fc.oneof(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), templated));
   const seq = fc.integer({ min: 0, max: 2 ** 48 - 1 });
   const slot = fc.integer({ min: 0, max: 0xffff });
-  const moreAnswer = rec({ slot, afterSequence: seq, unsettled: fc.array(answer, { maxLength: 8 }), more: fc.boolean() });
+  const moreAnswer = rec({ slot, afterSequence: seq, unsettled: fc.array(candidate, { maxLength: 8 }), more: fc.boolean() });
   fc.assert(
-    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sent: fc.boolean(), sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(fc.option(fc.string({ maxLength: 60 })), { maxLength: 40 }), fc.array(moreAnswer, { maxLength: 6 }), (key, indexPartition, trip, asks, answers, moreAnswers) => {
+    fc.property(chunk, fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.array(rec({ slot, sketch, sent: fc.boolean(), sequences: fc.array(seq, { maxLength: 12 }) }), { maxLength: 10 }), fc.array(confirmedAnswer, { maxLength: 40 }), fc.array(moreAnswer, { maxLength: 6 }), (key, indexPartition, trip, asks, answers, moreAnswers) => {
       const confirm = encodeConfirm({ chunk: key, indexPartition, trip, asks });
       const back = decodeConfirm(confirm);
       // A sketch sent before in the chunk is not written again: it reads back as null, marked sent.
@@ -164,8 +167,8 @@ test('round two\u2019s confirmations and their answers, and answers for more can
       for (let cut = 0; cut < confirmed.length; cut++) assert.throws(() => decodeConfirmed(confirmed.subarray(0, cut)), DedupError);
       // Answers pair with the request's candidates in its order; a count that differs is refused.
       const candidates = asks.flatMap((a) => a.sequences.map((sequence) => ({ slot: a.slot, sequence })));
-      const ids = candidates.map((c, i) => (i % 3 === 0 ? `id-${c.sequence}` : null));
-      assert.deepEqual(pairAnswers(back, decodeConfirmed(encodeConfirmed({ chunk: key, indexPartition, trip, answers: ids })).answers), candidates.map((c, i) => ({ ...c, id: ids[i] })));
+      const ids = candidates.map((c, i) => (i % 3 === 0 ? { id: `id-${c.sequence}`, hi: i, lo: c.sequence % 2 ** 32 } : null));
+      assert.deepEqual(pairAnswers(back, decodeConfirmed(encodeConfirmed({ chunk: key, indexPartition, trip, answers: ids })).answers), candidates.map((c, i) => ({ ...c, agreed: ids[i] })));
       assert.throws(() => pairAnswers(back, [...ids, null]), DedupError);
       const moreReply = encodeMoreReply({ chunk: key, indexPartition, trip, answers: moreAnswers });
       assert.deepEqual(decodeMoreReply(moreReply), { chunk: key, indexPartition, trip, answers: moreAnswers });
@@ -190,6 +193,13 @@ test('a confirmation\u2019s sequences cost a byte or two each when they are near
   const sequences = Array.from({ length: 100 }, (_, i) => 2 ** 40 + 3 * i);
   const bytes = encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: null, sequences }] }).length;
   assert.ok(bytes < 30 + 8 + 100 * 1, `${bytes} bytes for 100 near sequences`);
+  assert.deepEqual(decodeConfirm(encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: null, sequences }] })).asks[0]!.sequences, sequences);
+  // Pages of one template ask a home about the same candidates: each ask's first is a delta from
+  // the previous ask's first, so 50 asks of 3 candidates far back cost about 5 bytes each.
+  const same = Array.from({ length: 50 }, (_, slot) => ({ slot, sketch: null, sequences: [2 ** 40, 2 ** 40 + 9, 2 ** 40 + 20] }));
+  const sameBytes = encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: same });
+  assert.ok(sameBytes.length <= 20 + 8 + 50 * 5, `${sameBytes.length} bytes for 50 asks of the same 3 candidates`);
+  assert.deepEqual(decodeConfirm(sameBytes).asks.map((a) => a.sequences), same.map((a) => a.sequences));
   assert.deepEqual(decodeConfirm(encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: null, sequences: [5, 2 ** 48 - 1, 0, 7] }] })).asks[0]!.sequences, [5, 2 ** 48 - 1, 0, 7]);
 });
 
@@ -220,8 +230,8 @@ test('a confirmation writes a sketch as its differences from one before it when 
   const one = encodeConfirm({ chunk: key, indexPartition: 0, trip: 0, asks: [{ slot: 0, sketch: templates[0]!, sequences: [1] }, { slot: 1, sketch: templates[0]!, sequences: [2] }] });
   assert.ok(one.length < 20 + 2 * 5 + 1 + SKETCH_BINS + 2 + SKETCH_BINS / 8, `${one.length} bytes for a sketch sent twice`);
   const damaged = Buffer.from(one);
-  // The second ask's distance back (before its mask, its count and its one sequence) set to 5: there is one sketch before it.
-  const at = damaged.length - (1 + SKETCH_BINS / 8 + 1 + 1);
+  // The second ask's distance back (before its mask and its one sequence) set to 5: there is one sketch before it.
+  const at = damaged.length - (1 + SKETCH_BINS / 8 + 1);
   assert.equal(damaged[at], 0);
   damaged[at] = 5;
   assert.throws(() => decodeConfirm(damaged), /differences from one 6 back, of 1/);
@@ -235,4 +245,17 @@ test('an entry for band keys alone costs its slot\u2019s delta, a head byte, the
   // Version, type, chunk (12 bytes) and count: 16 bytes; then 1 + 1 + 8 + 4 + 8 per entry.
   assert.equal(value.length, 16 + 50 * 22);
   assert.deepEqual(decodeEntries(value).pages.map((e) => e.slot), pages.map((e) => e.slot));
+});
+
+test('an unsettled candidate travels by sequence and home: its fingerprint is not written, and one without a home or with an id is refused', () => {
+  const key: ChunkKey = { inputPartition: 0, firstOffset: 0n, attempt: 0 };
+  const unsettled = Array.from({ length: 40 }, (_, i) => ({ id: null, distance: 4 + (i % 5), sequence: 100_000 + 7 * i, hi: 0, lo: 0, home: i % 64 }));
+  const value = encodeReply({ chunk: key, indexPartition: 3, base: 100_500, replies: [{ slot: 0, reply: { settled: null, unsettled, more: true } }] });
+  // The head (24 bytes), the slot's delta and a byte of flags and count, then a distance byte, a
+  // 3-byte sequence and a 1-byte home each (13 with the fingerprint).
+  assert.equal(value.length, 24 + 2 + 40 * 5);
+  assert.deepEqual(decodeReply(value).replies[0]!.reply.unsettled, unsettled);
+  const reply = (c: PartitionAnswer) => () => encodeReply({ chunk: key, indexPartition: 3, base: 0, replies: [{ slot: 0, reply: { settled: null, unsettled: [c], more: false } }] });
+  assert.throws(reply({ id: null, distance: 5, sequence: 1, hi: 1, lo: 2 }), /without an id and with its home/);
+  assert.throws(reply({ id: 'p1', distance: 5, sequence: 1, hi: 1, lo: 2, home: 0 }), /without an id and with its home/);
 });
