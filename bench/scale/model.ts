@@ -23,7 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { IndexRouting } from '../../src/dedup/routing.js';
-import { IndexPartition, decideJoined, joinReplies, sketchTail, type PartitionReply, type RoutedPage } from '../../src/dedup/index-partition.js';
+import { IndexPartition, decideJoined, joinReplies, sketchTail, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../../src/dedup/index-partition.js';
 import { encodeEntries, decodeEntries, encodeOrder, decodeOrder, encodeReply, decodeReply, encodeMore, decodeMore, type SlottedPage } from '../../src/wire/routed-records.js';
 import { ShardState, applySequenced } from '../../src/dedup/shard-state.js';
 import { encodeShardRecord, decodeSequenceRecord } from '../../src/wire/shard-records.js';
@@ -98,6 +98,7 @@ function measured(): { fingerprintMs: number; ioMainMs: number; from: string } {
 
 function routedRun(pages: Page[]) {
   const routing = new IndexRouting(PLAN, PARTITIONS, STAGE.bands!);
+  const withHomes = (list: readonly PartitionAnswer[]): PartitionAnswer[] => list.map((c) => ({ ...c, home: routing.tablePartition(0, c.hi, c.lo) }));
   const parts = Array.from({ length: PARTITIONS }, (_, q) => new IndexPartition(q, PLAN, 3, STAGE));
   const partMs = new Float64Array(PARTITIONS);
   const partBytesIn = new Float64Array(PARTITIONS);
@@ -160,7 +161,8 @@ function routedRun(pages: Page[]) {
         const out: { slot: number; reply: PartitionReply }[] = [];
         for (const { slot, page } of entries.pages) {
           const reply = parts[q]!.apply(page, base + slot);
-          if (reply.settled !== null || reply.unsettled.length > 0) out.push({ slot, reply });
+          // Unsettled candidates travel by sequence and home, as the holder sends them (routed-holder.ts).
+          if (reply.settled !== null || reply.unsettled.length > 0) out.push({ slot, reply: { ...reply, unsettled: withHomes(reply.unsettled) } });
         }
         const encoded = encodeReply({ chunk: key, indexPartition: q, base, replies: out });
         partMs[q]! += performance.now() - t;
@@ -183,7 +185,7 @@ function routedRun(pages: Page[]) {
         }
         const best = decideJoined(joined, (c) => {
           const h = performance.now();
-          const id = parts[routing.tablePartition(0, c.hi, c.lo)]!.confirm(c.sequence, page.sketch);
+          const id = parts[c.home ?? routing.tablePartition(0, c.hi, c.lo)]!.confirm(c.sequence, page.sketch);
           homeMs += performance.now() - h;
           return id;
         }, (q, after) => {
@@ -192,11 +194,12 @@ function routedRun(pages: Page[]) {
           const request = encodeMore({ chunk: key, indexPartition: q, trip: 0, asks: [{ slot, sequence: base + slot, after, page: sentTo.get(q)![slot]! }] });
           const asked = decodeMore(request).asks[0]!;
           const got = parts[q]!.more(asked.page!, asked.sequence, asked.after);
-          const reply = encodeReply({ chunk: key, indexPartition: q, base, replies: [{ slot, reply: { settled: null, unsettled: got.unsettled, more: got.more } }] });
+          const unsettled = withHomes(got.unsettled);
+          const reply = encodeReply({ chunk: key, indexPartition: q, base, replies: [{ slot, reply: { settled: null, unsettled, more: got.more } }] });
           homeMs += performance.now() - h;
           moreBytes += request.length + reply.length + RECORD_OVERHEAD * 2;
           moreAsked++;
-          return got;
+          return { unsettled, more: got.more };
         });
         if (best !== null) duplicates++;
       });

@@ -751,8 +751,8 @@ function readSketchDelta(r: Reader, written: readonly Uint8Array[]): Uint8Array 
 
 /**
  * The home's answers to a ConfirmRecord, in the order it asked (ask by ask, sequence by
- * sequence): the candidate's id when the sketches agree, else null. Slots and sequences are not
- * sent back; the owner pairs the answers with its request (pairAnswers).
+ * sequence): the candidate's id and fingerprint when the sketches agree, else null. Slots and
+ * sequences are not sent back; the owner pairs the answers with its request (pairAnswers).
  */
 export interface ConfirmedRecord {
   readonly chunk: ChunkKey;
@@ -873,7 +873,7 @@ export function encodeConfirmed(record: ConfirmedRecord): Buffer {
   w.u16(record.indexPartition);
   w.u16(record.trip);
   w.uvar(record.answers.length);
-  // A bit per answer (agrees), then the ids of those that agree: most candidates asked do not.
+  // A bit per answer (agrees), then the ids and fingerprints of those that agree: most candidates asked do not.
   const bitmap = new Uint8Array(Math.ceil(record.answers.length / 8));
   record.answers.forEach((a, i) => {
     if (a !== null) bitmap[i >>> 3]! |= 1 << (i & 7);

@@ -101,7 +101,7 @@ interface Holder {
 }
 
 /** The routed protocol in memory. Returns the verdicts by stream position, and the pages in decision order. */
-function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number): { verdicts: Decided[]; order: Page[]; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number } {
+function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number): { verdicts: Decided[]; order: Page[]; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number; fingerprintsSent: number } {
   const r = rng(seed);
   const routing = new IndexRouting(plan, layout.indexPartitions, stage?.bands ?? 0);
   const holders = Array.from({ length: layout.indexPartitions }, (_, q) =>
@@ -119,6 +119,7 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
   let moreAsked = 0;
   let roundTrips = 0;
   let confirmsAsked = 0;
+  let fingerprintsSent = 0;
   // Its own stream: how round-two.ts's answers are batched does not move the layout's choices.
   const r2 = rng(seed + 104729);
   for (;;) {
@@ -161,6 +162,13 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
         confirmsAsked++;
         const [a, b] = home.map((h) => h.state.confirm(c.sequence, page.sketch));
         assert.equal(b, a, 'the standby confirms as the owner');
+        if (a !== null) {
+          // Over Kafka the candidate came by sequence and home: the home sends its fingerprint back with its id.
+          const fingerprint = new Uint32Array(2);
+          assert.ok(home[0]!.state.fingerprintOfSequence(c.sequence, fingerprint), `the home holds sequence ${c.sequence}`);
+          assert.deepEqual([fingerprint[0], fingerprint[1]], [c.hi, c.lo], 'the home gives the fingerprint the partition that found the candidate had');
+          fingerprintsSent++;
+        }
         return a ?? null;
       }, (partition, after) => {
         // Round two's cursor: both holders give the same next candidates, as of the page's sequence.
@@ -214,7 +222,7 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
       failovers++;
     }
   }
-  return { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks: moreAsked + confirmsAsked };
+  return { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks: moreAsked + confirmsAsked, fingerprintsSent };
 }
 
 function single(order: Page[], plan: TablePlan, stage: SecondStage | null): Map<Page, Decided> {
@@ -227,13 +235,14 @@ function single(order: Page[], plan: TablePlan, stage: SecondStage | null): Map<
   return out;
 }
 
-function check(name: string, plan: TablePlan, stage: SecondStage | null, seeds: number, n: number, templated: number, partitionCounts: readonly number[] = [1, 3, 8, 16, 64]): { duplicates: number; repeats: number; beyondK: number; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number } {
-  const totals = { duplicates: 0, repeats: 0, beyondK: 0, failovers: 0, unsettledPages: 0, moreAsked: 0, roundTrips: 0, decideJoinedAsks: 0 };
+function check(name: string, plan: TablePlan, stage: SecondStage | null, seeds: number, n: number, templated: number, partitionCounts: readonly number[] = [1, 3, 8, 16, 64]): { duplicates: number; repeats: number; beyondK: number; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number; fingerprintsSent: number } {
+  const totals = { duplicates: 0, repeats: 0, beyondK: 0, failovers: 0, unsettledPages: 0, moreAsked: 0, roundTrips: 0, decideJoinedAsks: 0, fingerprintsSent: 0 };
   for (let seed = 1; seed <= seeds; seed++) {
     const pages = stream(seed * 7919, n, templated);
     const layout: Layout = { inputPartitions: 1 + (seed % 6), indexPartitions: partitionCounts[seed % partitionCounts.length]!, chunkMax: 1 + (seed % 40), failover: 0.1 };
-    const { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks } = routed(pages, plan, stage, layout, seed);
+    const { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks, fingerprintsSent } = routed(pages, plan, stage, layout, seed);
     totals.roundTrips += roundTrips;
+    totals.fingerprintsSent += fingerprintsSent;
     totals.decideJoinedAsks += decideJoinedAsks;
     const expected = single(order, plan, stage);
     totals.failovers += failovers;
@@ -261,7 +270,7 @@ test('with the second stage and 14 bands, the routed index decides as one index 
   // moreAsked: round two asked partitions for candidates their replies left out.
   // roundTrips: round-two.ts's driver got its answers in round trips, far fewer than decideJoined's asks one by one
   // (a third: the partitions a page's walk would ask for more if its confirmations fail are asked with them).
-  assert.ok(t.beyondK > 1000 && t.repeats > 300 && t.failovers > 50 && t.unsettledPages > 1000 && t.moreAsked > 1000 && t.roundTrips > 500 && t.roundTrips < t.decideJoinedAsks / 3, JSON.stringify(t));
+  assert.ok(t.beyondK > 1000 && t.repeats > 300 && t.failovers > 50 && t.unsettledPages > 1000 && t.moreAsked > 1000 && t.roundTrips > 500 && t.roundTrips < t.decideJoinedAsks / 3 && t.fingerprintsSent > 100, JSON.stringify(t));
 });
 
 test('over a stream long enough that each partition merges its band keys into sorted runs, the routed index decides as one index does', () => {
