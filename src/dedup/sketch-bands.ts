@@ -43,13 +43,15 @@
  *   (four to eight entries a bucket), a 32-bit start per 32 buckets and a byte
  *   per bucket (its start less its block's; a block of over 255 entries
  *   keeps 32-bit starts apart), and an 8-bit fingerprint of each entry's key (one
- *   byte, a hash independent of the bucket bits). A probe scans its bucket's
+ *   byte: its low byte, below the bucket bits). A probe scans its bucket's
  *   fingerprints and reads from disk only the span from the first entry with
  *   its fingerprint to the last, newest first, where the full keys and the
  *   checks (bandCheck, a second hash of the band) decide: a fingerprint that
  *   matches another key costs a read, never a candidate, and so does a key
  *   that only hashes like the probe's.
- *   About 1 lookup of an absent key in 40 reads (6 entries / 256).
+ *   About 1 lookup of an absent key in 40 reads (6 entries / 256) where 16 or
+ *   more key bits lie below the bucket bits, and none in a run of 2^24 or more
+ *   buckets (the largest, from about 5M pages held), where the low byte is all of them.
  * So about 1.2 bytes of RAM per band and page held (17 at 14 bands), plus the
  * buffer (up to 12 MiB), and 12 bytes of disk.
  */
@@ -137,9 +139,17 @@ export function bandKey(sketch: Uint8Array, band: number, rows: number): number 
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** The 8-bit fingerprint of a key kept in RAM: its top byte after a multiply, so not the bucket bits. */
+/**
+ * The 8-bit fingerprint of a key kept in RAM: its low byte. The bucket is the key's top bits and
+ * keys are hashes, so within a bucket the low byte is as good as any hash of the key when many
+ * bits lie below the bucket's, and better in the largest run, where few do: a run written with
+ * room for 2^26 entries or more (14 bands over 4.8M pages) has 2^24 buckets or more, so the low
+ * byte holds every key bit a bucket leaves free, and an entry's fingerprint matches a probe's
+ * only for the probe's own key. A hash of the whole key matched another key in about 1 lookup
+ * of 35 there (7.5 entries a bucket at 10M pages), each a read from disk for nothing.
+ */
 function keyFingerprint(key: number): number {
-  return Math.imul(key ^ (key >>> 15), 0x2c1b3c6d) >>> 24;
+  return key & 0xff;
 }
 
 /** Words per entry of a run on disk: the key, the ref and the check (bandCheck). */
