@@ -306,6 +306,16 @@ function mergeSmall(a: SortedRun, b: SortedRun, n: number): SortedRun {
   return run;
 }
 
+/** A large run of n entries with its directory (counts, zero) and residues allocated, for a merge to fill. */
+function emptyLargeRun(n: number): SortedRun {
+  const run = new SortedRun();
+  run.kind = RUN_LARGE;
+  run.length = n;
+  run.dir = new Uint32Array(DIR_SIZE);
+  run.res = new Uint16Array(n);
+  return run;
+}
+
 /** Fast path of the common merge: a large raw run and a smaller raw run, nothing removed. */
 function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
   let bKeys: Uint32Array;
@@ -333,11 +343,9 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
   if (a.refs.length === 0 && a.length > 0 && bMin >= a.refBase && bMax - a.refBase < runTuning.narrowSpan) {
     return mergeIntoNarrow(a, b, bKeys, n);
   }
-  const run = new SortedRun();
-  run.kind = RUN_LARGE;
-  run.length = n;
-  const dir = new Uint32Array(DIR_SIZE);
-  const res = new Uint16Array(n);
+  const run = emptyLargeRun(n);
+  const dir = run.dir;
+  const res = run.res;
   const refs = new Uint32Array(n);
   const aDir = a.dir;
   const aRes = a.res;
@@ -366,8 +374,6 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
     refs[o++] = refAt(b, j++);
   }
   for (let bucket = 1; bucket < DIR_SIZE; bucket++) dir[bucket]! += dir[bucket - 1]!;
-  run.dir = dir;
-  run.res = res;
   run.refs = refs;
   narrowRefs(run);
   return run;
@@ -377,11 +383,9 @@ function mergeIntoLarge(a: SortedRun, b: SortedRun, n: number): SortedRun {
 function mergeIntoNarrow(a: SortedRun, b: SortedRun, bKeys: Uint32Array, n: number): SortedRun {
   const nb = b.length;
   const base = a.refBase;
-  const run = new SortedRun();
-  run.kind = RUN_LARGE;
-  run.length = n;
-  const dir = new Uint32Array(DIR_SIZE);
-  const res = new Uint16Array(n);
+  const run = emptyLargeRun(n);
+  const dir = run.dir;
+  const res = run.res;
   const refLo = new Uint16Array(n);
   const refHi = new Uint8Array(n);
   const aDir = a.dir;
@@ -409,8 +413,10 @@ function mergeIntoNarrow(a: SortedRun, b: SortedRun, bKeys: Uint32Array, n: numb
       }
       continue;
     }
-    for (let i = from; i < end; i++) {
-      const key = top + aRes[i]!;
+    // a's entries in order, each after b's below it; past a's last, the bucket's end stands in
+    // for a key, so that b's entries above a's last one (or of an empty bucket of a) come too.
+    for (let i = from; i <= end; i++) {
+      const key = i < end ? top + aRes[i]! : top + 65536;
       while (nextB < key) {
         const d = refAt(b, j) - base;
         dir[(nextB >>> 16) + 1]!++;
@@ -419,24 +425,14 @@ function mergeIntoNarrow(a: SortedRun, b: SortedRun, bKeys: Uint32Array, n: numb
         refHi[o++] = d >>> 16;
         nextB = ++j < nb ? bKeys[j]! : Infinity;
       }
+      if (i === end) break;
       dir[bucket + 1]!++;
       res[o] = aRes[i]!;
       refLo[o] = aLo[i]!;
       refHi[o++] = aHi[i]!;
     }
-    // b's entries of this bucket's keys above a's last one (or of an empty bucket of a).
-    while (nextB < top + 65536) {
-      const d = refAt(b, j) - base;
-      dir[(nextB >>> 16) + 1]!++;
-      res[o] = nextB & 0xffff;
-      refLo[o] = d & 0xffff;
-      refHi[o++] = d >>> 16;
-      nextB = ++j < nb ? bKeys[j]! : Infinity;
-    }
   }
   for (let bucket = 1; bucket < DIR_SIZE; bucket++) dir[bucket]! += dir[bucket - 1]!;
-  run.dir = dir;
-  run.res = res;
   run.refBase = base;
   run.refLo = refLo;
   run.refHi = refHi;
