@@ -14,9 +14,10 @@
  *   npx tsc -p tsconfig.json && node dist/bench/scale/model.js [pages=200000] [partitions=64]
  *
  * Writes "model", "singleInstancePagesPerSecond" and "modelDetail" into
- * bench/results/scale.json, keeping its other keys. The Kafka half of the
- * routed design is not built yet, so these are the model's figures, not a
- * cluster's; the coordination bench on the real broker comes with it.
+ * bench/results/scale.json, keeping its other keys. These are the model's
+ * figures for I instances, not a cluster's: routed mode as built runs on the
+ * real broker in bench/scale/coordination.ts, which this machine can run with
+ * up to 3 instances.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -98,8 +99,8 @@ function measured(): { fingerprintMs: number; ioMainMs: number; from: string } {
 
 function routedRun(pages: Page[]) {
   const routing = new IndexRouting(PLAN, PARTITIONS, STAGE.bands!);
-  const withHomes = (list: readonly PartitionAnswer[]): PartitionAnswer[] => list.map((c) => ({ ...c, home: routing.tablePartition(0, c.hi, c.lo) }));
-  const parts = Array.from({ length: PARTITIONS }, (_, q) => new IndexPartition(q, PLAN, 3, STAGE));
+  // Partitions that name each unsettled candidate's home, as the holder's do (routed-holder.ts).
+  const parts = Array.from({ length: PARTITIONS }, (_, q) => new IndexPartition(q, PLAN, 3, STAGE, routing));
   const partMs = new Float64Array(PARTITIONS);
   const partBytesIn = new Float64Array(PARTITIONS);
   const partBytesOut = new Float64Array(PARTITIONS);
@@ -161,8 +162,7 @@ function routedRun(pages: Page[]) {
         const out: { slot: number; reply: PartitionReply }[] = [];
         for (const { slot, page } of entries.pages) {
           const reply = parts[q]!.apply(page, base + slot);
-          // Unsettled candidates travel by sequence and home, as the holder sends them (routed-holder.ts).
-          if (reply.settled !== null || reply.unsettled.length > 0) out.push({ slot, reply: { ...reply, unsettled: withHomes(reply.unsettled) } });
+          if (reply.settled !== null || reply.unsettled.length > 0) out.push({ slot, reply });
         }
         const encoded = encodeReply({ chunk: key, indexPartition: q, base, replies: out });
         partMs[q]! += performance.now() - t;
@@ -185,7 +185,7 @@ function routedRun(pages: Page[]) {
         }
         const best = decideJoined(joined, (c) => {
           const h = performance.now();
-          const id = parts[c.home ?? routing.tablePartition(0, c.hi, c.lo)]!.confirm(c.sequence, page.sketch);
+          const id = parts[c.home!]!.confirm(c.sequence, page.sketch);
           homeMs += performance.now() - h;
           return id;
         }, (q, after) => {
@@ -194,12 +194,11 @@ function routedRun(pages: Page[]) {
           const request = encodeMore({ chunk: key, indexPartition: q, trip: 0, asks: [{ slot, sequence: base + slot, after, page: sentTo.get(q)![slot]! }] });
           const asked = decodeMore(request).asks[0]!;
           const got = parts[q]!.more(asked.page!, asked.sequence, asked.after);
-          const unsettled = withHomes(got.unsettled);
-          const reply = encodeReply({ chunk: key, indexPartition: q, base, replies: [{ slot, reply: { settled: null, unsettled, more: got.more } }] });
+          const reply = encodeReply({ chunk: key, indexPartition: q, base, replies: [{ slot, reply: { settled: null, unsettled: got.unsettled, more: got.more } }] });
           homeMs += performance.now() - h;
           moreBytes += request.length + reply.length + RECORD_OVERHEAD * 2;
           moreAsked++;
-          return { unsettled, more: got.more };
+          return got;
         });
         if (best !== null) duplicates++;
       });
@@ -300,7 +299,7 @@ const detail = {
   charged,
   routed: { ...routed, bytesPerPageTotal: routedBytes, readOnceBytesPerPage: routedBytes * 2, withStandbyBytesPerPage: routedBytes + (routed.bytesPerPage.entries + routed.bytesPerPage.order) * 2 + routed.bytesPerPage.replies * 2, busiestPartitionMBps22k: (routed.busiestPartitionBytesPerPage * 22_000) / 1e6 },
   today,
-  note: 'Measured in one process on the real routing, partition, join and record code; Kafka I/O and fingerprinting charged from the real broker runs. The routed design\u2019s Kafka half is not built yet.',
+  note: 'Measured in one process on the real routing, partition, join and record code; Kafka I/O and fingerprinting charged from the real broker runs. A model of I instances; bench/scale/coordination.ts measures routed mode as built on the real broker.',
 };
 const scale = (() => {
   try {

@@ -44,6 +44,7 @@ import { BandLog } from './band-log.js';
 import { firstRefFrom } from './sequence-search.js';
 import { MINHASH_BINS, MIN_CONFIRMING_SIZE, SKETCH_BINS, isKnownSketch } from '../fingerprint/feature-sketch.js';
 import { hammingDistance } from '../fingerprint/fingerprint-hex.js';
+import type { IndexRouting } from './routing.js';
 
 /** A page as an index partition receives it: what the entry record carries. */
 export interface RoutedPage {
@@ -240,9 +241,12 @@ export class IndexPartition {
   private readonly hits: QueryResult = createQueryResult(64);
   private readonly closest: Closest = { ref: -1, distance: 65, sequence: Infinity };
   private readonly fp = new Uint32Array(2);
+  /** Names each unsettled candidate's home (its table-0 partition), as a reply sends it; null: candidates go without one. */
+  private readonly routing: IndexRouting | null;
 
-  constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null) {
+  constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null, routing: IndexRouting | null = null) {
     this.partition = partition;
+    this.routing = routing;
     this.index = FingerprintIndex.create({ plan, initialCapacity: 1024, tableMasks: true });
     this.store = new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS);
     this.radius = secondStage?.radius ?? k;
@@ -293,23 +297,19 @@ export class IndexPartition {
    * Round two, at the candidate's home: the candidate's id when its sketch agrees with the page's
    * (the overlap, or one script's text for another's, and the same content numbers), as
    * closestRecorded asks of a candidate beyond k or of a short page's; null when it does not, or
-   * when the page decided at `sequence` is not held here.
+   * when the page decided at `sequence` is not held here. With `fingerprint`, an agreeing
+   * candidate's fingerprint goes there too ([hi, lo]): the verdict names it, and the candidate
+   * came by sequence and home, without it.
    */
-  confirm(sequence: number, sketch: Uint8Array | null): string | null {
+  confirm(sequence: number, sketch: Uint8Array | null, fingerprint?: Uint32Array): string | null {
     const check = this.check;
     const ref = this.refOfSequence(sequence);
     if (check === null || ref < 0) return null;
     loadSketch(check, sketch);
     const agree = this.store.sketchesAgree(ref, check.sketch, check.size, check.minOverlap) && this.store.numbersAgree(ref, check.sketch, check.size);
-    return agree ? this.store.idOf(ref) : null;
-  }
-
-  /** The fingerprint of the page recorded at `sequence` (held here), into `out` [hi, lo]; false when it is not held. */
-  fingerprintOfSequence(sequence: number, out: Uint32Array): boolean {
-    const ref = this.refOfSequence(sequence);
-    if (ref < 0) return false;
-    this.index.fingerprintOf(ref, out);
-    return true;
+    if (!agree) return null;
+    if (fingerprint !== undefined) this.index.fingerprintOf(ref, fingerprint);
+    return this.store.idOf(ref);
   }
 
   /** The ref recorded at `sequence`, or -1. */
@@ -350,7 +350,7 @@ export class IndexPartition {
           // candidate without them is not sent to be confirmed.
           if (store.numbersAgree(ref, check.sketch, check.size)) {
             index.fingerprintOf(ref, this.fp);
-            unsettled.push({ id: null, distance, sequence, hi: this.fp[0]!, lo: this.fp[1]! });
+            unsettled.push(this.unsettled(distance, sequence, this.fp[0]!, this.fp[1]!));
           }
           continue;
         }
@@ -376,7 +376,7 @@ export class IndexPartition {
         const distance = hammingDistance(hi, lo, page.hi, page.lo);
         if (distance <= this.radius) continue;
         if ((page.short || bands.isShort(ref)) && (!check.known || check.size < MIN_CONFIRMING_SIZE || bands.sizeOf(ref) < MIN_CONFIRMING_SIZE)) continue;
-        if (bands.numbersAgree(ref, check.sketch, check.size)) unsettled.push({ id: null, distance, sequence: bands.sequenceOf(ref), hi, lo });
+        if (bands.numbersAgree(ref, check.sketch, check.size)) unsettled.push(this.unsettled(distance, bands.sequenceOf(ref), hi, lo));
       }
     }
     const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);
@@ -388,6 +388,12 @@ export class IndexPartition {
     }
     unsettled.sort(byCloseness);
     return { settled, unsettled };
+  }
+
+  /** A candidate for round two, named by sequence, with its home when this partition knows the routing. */
+  private unsettled(distance: number, sequence: number, hi: number, lo: number): PartitionAnswer {
+    const routing = this.routing;
+    return routing === null ? { id: null, distance, sequence, hi, lo } : { id: null, distance, sequence, hi, lo, home: routing.tablePartition(0, hi, lo) };
   }
 
   private answer(ref: number, distance: number, sequence: number): PartitionAnswer {

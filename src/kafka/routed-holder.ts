@@ -232,8 +232,6 @@ function withSketches(h: Held, record: ConfirmRecord): ConfirmRecord | null {
 export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   const { kafka, topics, appender, logger, metrics } = options;
   const routing = new IndexRouting(options.plan, options.indexPartitions, options.secondStage?.bands ?? 0);
-  /** Unsettled candidates as a reply names them: by sequence and home (routed-records.ts writeCandidate). */
-  const withHomes = (list: readonly PartitionAnswer[]): PartitionAnswer[] => list.map((c) => ({ ...c, home: routing.tablePartition(0, c.hi, c.lo) }));
   const fingerprint = new Uint32Array(2);
   const held = new Map<number, Held>();
   let wanted: readonly number[] = [];
@@ -343,7 +341,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           // Several pages of the cursor in one answer: what as many requests in a row would get,
           // for one round trip (a template page's candidates mostly fail their confirmation).
           const { unsettled, more } = h.state.more(page, sequence, after, MORE_PAGES_PER_ANSWER);
-          answers.push({ slot, afterSequence: after.sequence, unsettled: withHomes(unsettled), more });
+          answers.push({ slot, afterSequence: after.sequence, unsettled, more });
         }
         // Never, while owners send as they should: the owner gives the chunk up and joins it again, pages sent.
         if (missing) logger.warn('a request for more names a chunk this partition did not keep; left unanswered', { partition: q, chunk: key });
@@ -352,9 +350,8 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         const answers: (ConfirmedAnswer | null)[] = [];
         for (const { sketch, sequences } of request.record.asks) {
           for (const sequence of sequences) {
-            const id = h.state.confirm(sequence, sketch);
-            // An id means the page is held here: its fingerprint is too.
-            answers.push(id !== null && h.state.fingerprintOfSequence(sequence, fingerprint) ? { id, hi: fingerprint[0]!, lo: fingerprint[1]! } : null);
+            const id = h.state.confirm(sequence, sketch, fingerprint);
+            answers.push(id === null ? null : { id, hi: fingerprint[0]!, lo: fingerprint[1]! });
           }
         }
         out.push(reply(chunk.inputPartition, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
@@ -383,7 +380,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         const replies: { slot: number; reply: PartitionReply }[] = [];
         for (const { slot, page } of entries.pages) {
           const r = h.state.apply(page, base + slot);
-          if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: { settled: r.settled, unsettled: withHomes(r.unsettled), more: r.more } });
+          if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
           applied++;
         }
         if (undecided(record.chunk)) out.push(reply(p, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
@@ -465,7 +462,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       // Ready once the new partitions have applied the order log as far as it is now.
       const readyAt = Math.max(orderEnd, Number((await endOffsets(kafka, topics.order))['0'] ?? '0'));
       for (const q of fresh) {
-        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map() });
+        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage, routing), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map() });
         consumer.seek({ topic: topics.index, partition: q, offset: '0' });
       }
       // The order log again from its start: the new partitions apply it all, the others skip what they applied.

@@ -105,7 +105,7 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
   const r = rng(seed);
   const routing = new IndexRouting(plan, layout.indexPartitions, stage?.bands ?? 0);
   const holders = Array.from({ length: layout.indexPartitions }, (_, q) =>
-    Array.from({ length: 2 }, (): Holder => ({ state: new IndexPartition(q, plan, 3, stage), log: [] })),
+    Array.from({ length: 2 }, (): Holder => ({ state: new IndexPartition(q, plan, 3, stage, routing), log: [] })),
   );
   // Input partitions by page id (a crawler keys pages by id), each cut into chunks.
   const queues: number[][] = Array.from({ length: layout.inputPartitions }, () => []);
@@ -158,15 +158,16 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
       const untouched = { ...joined, open: joined.open.map((o) => ({ ...o })) };
       if (joined.unsettled.length > 0) unsettledPages++;
       const best = decideJoined(joined, (c) => {
-        const home = holders[routing.tablePartition(0, c.hi, c.lo)]!;
+        // The partition that found the candidate names its home, as a reply over Kafka does.
+        assert.equal(c.home, routing.tablePartition(0, c.hi, c.lo), `candidate ${c.sequence}: its home is its table-0 partition`);
+        const home = holders[c.home!]!;
         confirmsAsked++;
-        const [a, b] = home.map((h) => h.state.confirm(c.sequence, page.sketch));
+        // Over Kafka the candidate came by sequence and home: the home sends its fingerprint back with its id.
+        const fingerprints = [new Uint32Array(2), new Uint32Array(2)];
+        const [a, b] = home.map((h, i) => h.state.confirm(c.sequence, page.sketch, fingerprints[i]));
         assert.equal(b, a, 'the standby confirms as the owner');
         if (a !== null) {
-          // Over Kafka the candidate came by sequence and home: the home sends its fingerprint back with its id.
-          const fingerprint = new Uint32Array(2);
-          assert.ok(home[0]!.state.fingerprintOfSequence(c.sequence, fingerprint), `the home holds sequence ${c.sequence}`);
-          assert.deepEqual([fingerprint[0], fingerprint[1]], [c.hi, c.lo], 'the home gives the fingerprint the partition that found the candidate had');
+          for (const fingerprint of fingerprints) assert.deepEqual([fingerprint[0], fingerprint[1]], [c.hi, c.lo], 'the home gives the fingerprint the partition that found the candidate had');
           fingerprintsSent++;
         }
         return a ?? null;
@@ -217,7 +218,7 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
       // dedup.order): the rebuilt state must answer as the survivor does from here on.
       const q = Math.floor(r() * layout.indexPartitions);
       const h = holders[q]![Math.floor(r() * 2)]!;
-      h.state = new IndexPartition(q, plan, 3, stage);
+      h.state = new IndexPartition(q, plan, 3, stage, routing);
       for (const { page, sequence: s } of h.log) h.state.apply(page, s);
       failovers++;
     }
