@@ -23,8 +23,6 @@ import { createGroupCommitter, type CommitReceipt } from '../producers/group-com
 
 /** Batches (input partitions) consumed at once; more than any input topic here has partitions. */
 const PARTITIONS_CONSUMED_CONCURRENTLY = 64;
-/** How long a transaction waits at most for the other partitions' first chunks of the same fetch. */
-const COMMIT_LINGER_MS = 20;
 /** How long a batch runs before it gives way to partitions waiting for the next fetch. */
 export const YIELD_BATCH_AFTER_MS = 200;
 
@@ -50,6 +48,8 @@ export interface CrawledPagesOptions extends PagesGroupOptions {
   readonly clientId: string;
   readonly instanceId: string;
   readonly singleInstance: 'refuse' | 'warn';
+  /** How long a transaction waits at most for the other partitions' first chunks of the same fetch (config commitLingerMs). */
+  readonly commitLingerMs: number;
 }
 
 export interface CrawledPagesConsumerOptions {
@@ -383,7 +383,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
   const committer = createGroupCommitter(producer, config.groupId, {
     maxRecords: config.maxBatchRecords,
     hold: () => starting > 0,
-    lingerMs: COMMIT_LINGER_MS,
+    lingerMs: config.commitLingerMs,
     observe: (outcome, _chunks, error) => {
       metrics.transactions.inc({ outcome });
       if (error !== undefined) metrics.errors.inc({ code: errorCode(error) });
