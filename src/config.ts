@@ -89,6 +89,7 @@ export const CONFIG_OPTIONS: readonly OptionSpec[] = Object.freeze([
   opt('metricsPort', 'int', '9464', 'Port of the metrics server; 0 = disabled.', { min: 0, max: 65535 }),
   opt('fingerprintThreads', 'int', '0', 'Worker threads that decode, validate and fingerprint pages and encode novel verdicts (the main thread keeps the Kafka I/O): 0 = one per core (none on a single core), -1 = none (all in the consuming thread), N = N workers.', { min: -1, max: 256 }),
   opt('maxBatchRecords', 'int', '500', 'Records per transaction at most: a fetched batch is split into chunks of this size, and chunks of several input partitions share a transaction up to it.', { min: 1, max: 100000 }),
+  opt('commitLingerMs', 'int', '20', 'Single mode: how long a transaction waits at most, after its oldest chunk was decided, for the first chunks of the other input partitions fetched with it, which then share it; 0 = never waits.', { min: 0, max: 1000 }),
   opt('singleInstance', 'enum', 'refuse', 'What to do when another instance is in the group of this unsharded index: refuse (exit) or warn.', { values: ['refuse', 'warn'] }),
   opt('logLevel', 'enum', 'info', 'Level of the JSON log lines written to stderr.', { values: ['error', 'warn', 'info', 'debug'] }),
 ]);
@@ -149,6 +150,7 @@ export interface DedupConfig {
   readonly metricsPort: number;
   readonly fingerprintThreads: number;
   readonly maxBatchRecords: number;
+  readonly commitLingerMs: number;
   readonly singleInstance: 'refuse' | 'warn';
   readonly logLevel: 'error' | 'warn' | 'info' | 'debug';
   /** Block widths when tablePlan is explicit, else null. */

@@ -14,6 +14,15 @@ import { createInputTopic } from '../pipeline/load.js';
 import { deleteTopics, machineBusySeconds, quantile, sleep, waitFor, type Stack } from '../pipeline/common.js';
 import { groupCpu, retrying, scrapeAll, startGroup, stopGroup, sumOver, type CaseSpec } from './group.js';
 
+/** The stages of dedup_chunk_stage_seconds, in path order, and their keys in the results. */
+const CHUNK_STAGES = [
+  ['fetch', 'fetch'],
+  ['prepare', 'prepare'],
+  ['decide', 'decide'],
+  ['commit_wait', 'commitWait'],
+  ['transaction', 'transaction'],
+] as const;
+
 export interface ScaleLatencyRun {
   case: string;
   mode: CaseSpec['mode'];
@@ -32,6 +41,13 @@ export interface ScaleLatencyRun {
   pagesPerTransaction: number;
   /** Rebalances the instances took part in from the first paced page to the last verdict (0 = the assignment held). */
   rebalancesDuringRun: number;
+  /**
+   * Where the chunks' time went, mean ms per chunk over the paced run (warm-up
+   * included), from the instances' dedup_chunk_stage_seconds: fetch, prepare,
+   * decide, commitWait, transaction (single mode; sharded mode has the first
+   * two). Null where the build has no such metric.
+   */
+  stagesMs: Record<string, number | null>;
   /** Mean of the instances' own answer wait (sharded mode), ms. */
   answerWaitMeanMs: number | null;
   /** Cores used meanwhile: the instances together, this driver (producer + follower), the whole machine. */
@@ -84,7 +100,8 @@ export async function scaleLatencyRun(
     await waitFor('the verdict follower to join', () => (joined ? true : undefined), 60_000, 20);
     await producer.connect();
 
-    const rebalancesAtStart = sumOver(await scrapeAll(group), 'dedup_rebalances_total');
+    const atStart = await scrapeAll(group);
+    const rebalancesAtStart = sumOver(atStart, 'dedup_rebalances_total');
     const started = Date.now();
     const cpuAtStart = groupCpu(group);
     const driverAtStart = process.cpuUsage();
@@ -143,6 +160,14 @@ export async function scaleLatencyRun(
       maxMs: latencies[latencies.length - 1] ?? NaN,
       pagesPerTransaction: transactions > 0 ? sumOver(end, 'dedup_pages_consumed_total') / transactions : NaN,
       rebalancesDuringRun: sumOver(end, 'dedup_rebalances_total') - rebalancesAtStart,
+      stagesMs: Object.fromEntries(
+        CHUNK_STAGES.map(([stage, key]) => {
+          const filter = `stage="${stage}"`;
+          const count = sumOver(end, 'dedup_chunk_stage_seconds_count', filter) - sumOver(atStart, 'dedup_chunk_stage_seconds_count', filter);
+          const seconds = sumOver(end, 'dedup_chunk_stage_seconds_sum', filter) - sumOver(atStart, 'dedup_chunk_stage_seconds_sum', filter);
+          return [key, count > 0 ? Math.round((seconds / count) * 10_000) / 10 : null];
+        }),
+      ),
       answerWaitMeanMs: waits > 0 ? (sumOver(end, 'dedup_answer_wait_seconds_sum') * 1000) / waits : null,
       instancesCores: cpuAtStart === null || cpuAtEnd === null ? null : (cpuAtEnd.total - cpuAtStart.total) / sendSeconds,
       instancesMainCores: cpuAtStart === null || cpuAtEnd === null ? null : (cpuAtEnd.main - cpuAtStart.main) / sendSeconds,

@@ -448,7 +448,7 @@ async function startSingle(config: DedupConfig, logger: Logger, registry: Regist
   const failed = new Promise<unknown>((resolve) => (fail = resolve));
   consumer = createCrawledPagesConsumer({
     kafka,
-    config: pick(config, ['groupId', 'pagesTopic', 'maxBatchRecords', 'clientId', 'instanceId', 'singleInstance']),
+    config: pick(config, ['groupId', 'pagesTopic', 'maxBatchRecords', 'commitLingerMs', 'clientId', 'instanceId', 'singleInstance']),
     processor,
     producer,
     metrics,

@@ -19,12 +19,10 @@ import type { DedupMetrics } from '../metrics/metrics.js';
 import type { VerdictProducer } from '../kafka/verdict-producer.js';
 import type { InputRecord, PageBatchProcessor, PreparedChunk, ProcessedChunk } from '../chunk/page-batch-processor.js';
 import { trackConsumerHealth, type ConsumerHealth, type ProgressWatch } from './consumer-health.js';
-import { createGroupCommitter } from '../producers/group-commit.js';
+import { createGroupCommitter, type CommitReceipt } from '../producers/group-commit.js';
 
 /** Batches (input partitions) consumed at once; more than any input topic here has partitions. */
 const PARTITIONS_CONSUMED_CONCURRENTLY = 64;
-/** How long a transaction waits at most for the other partitions' first chunks of the same fetch. */
-const COMMIT_LINGER_MS = 20;
 /** How long a batch runs before it gives way to partitions waiting for the next fetch. */
 export const YIELD_BATCH_AFTER_MS = 200;
 
@@ -50,6 +48,8 @@ export interface CrawledPagesOptions extends PagesGroupOptions {
   readonly clientId: string;
   readonly instanceId: string;
   readonly singleInstance: 'refuse' | 'warn';
+  /** How long a transaction waits at most for the other partitions' first chunks of the same fetch (config commitLingerMs). */
+  readonly commitLingerMs: number;
 }
 
 export interface CrawledPagesConsumerOptions {
@@ -115,6 +115,22 @@ export function recordChunkMetrics(metrics: DedupMetrics, batch: EachBatchPayloa
   const last = records[records.length - 1]!.offset;
   const lag = Number(batch.highWatermark) - 1 - Number(last);
   metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, lag));
+}
+
+/**
+ * A chunk's first two stages (dedup_chunk_stage_seconds): from its oldest
+ * record's timestamp to its batch reaching this instance (the producer's
+ * send, the broker, the wait for the fetch before to be handled), then to the
+ * chunk prepared (the chunks before it in the batch, the worker pool).
+ */
+export function observeFetchAndPrepare(metrics: DedupMetrics, records: readonly InputRecord[], fetchedAt: number, preparedAt: number): void {
+  let oldest = Infinity;
+  for (const r of records) {
+    const ts = Number(r.timestamp);
+    if (ts > 0 && ts < oldest) oldest = ts;
+  }
+  if (oldest <= fetchedAt) metrics.chunkStage.observe({ stage: 'fetch' }, (fetchedAt - oldest) / 1000);
+  metrics.chunkStage.observe({ stage: 'prepare' }, (preparedAt - fetchedAt) / 1000);
 }
 
 /** A chunk decided and on its way to a transaction. */
@@ -214,6 +230,7 @@ async function chunkLoop(
   const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
   const { processor, metrics } = options;
   const chunks = splitChunks(batch, options.maxRecords);
+  const fetchedAt = Date.now();
   // A prepared chunk that is never used (the batch went stale) is dropped;
   // its rejection is observed here.
   const prepare = (records: InputRecord[]) => {
@@ -261,6 +278,7 @@ async function chunkLoop(
     let prepared: PreparedChunk;
     try {
       prepared = await upcoming!;
+      observeFetchAndPrepare(metrics, records, fetchedAt, Date.now());
     } catch (error) {
       await settleAll();
       metrics.errors.inc({ code: errorCode(error) });
@@ -365,7 +383,7 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
   const committer = createGroupCommitter(producer, config.groupId, {
     maxRecords: config.maxBatchRecords,
     hold: () => starting > 0,
-    lingerMs: COMMIT_LINGER_MS,
+    lingerMs: config.commitLingerMs,
     observe: (outcome, _chunks, error) => {
       metrics.transactions.inc({ outcome });
       if (error !== undefined) metrics.errors.inc({ code: errorCode(error) });
@@ -444,8 +462,9 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
         // existed downstream. So any failure here is fatal: the process
         // restarts from durable state (snapshot + changelog), never goes on.
         commit: async (records, prepared) => {
+          const preparedAt = Date.now();
           const last = records[records.length - 1]!.offset;
-          let queued: { chunk: ProcessedChunk; written: Promise<Map<string, bigint>> } | null = null;
+          let queued: { chunk: ProcessedChunk; written: Promise<CommitReceipt> } | null = null;
           try {
             await belowBound();
             queued = await decideLock(async () => {
@@ -475,9 +494,12 @@ export function createCrawledPagesConsumer(options: CrawledPagesConsumerOptions)
           if (queued === null) return null;
           const { chunk, written } = queued;
           const committed = written.then(
-            (w) => {
-              chunk.written = w;
-              onWritten?.(w);
+            (receipt) => {
+              metrics.chunkStage.observe({ stage: 'decide' }, (receipt.queuedAt - preparedAt) / 1000);
+              metrics.chunkStage.observe({ stage: 'commit_wait' }, (receipt.begunAt - receipt.queuedAt) / 1000);
+              metrics.chunkStage.observe({ stage: 'transaction' }, (receipt.committedAt - receipt.begunAt) / 1000);
+              chunk.written = receipt.written;
+              onWritten?.(receipt.written);
               return true;
             },
             (error: unknown) => {

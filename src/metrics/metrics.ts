@@ -113,6 +113,13 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       buckets: END_TO_END_BUCKETS,
       registers,
     }),
+    chunkStage: new Histogram({
+      name: 'dedup_chunk_stage_seconds',
+      help: 'Where a chunk\u2019s time goes, per stage, one observation per chunk: fetch (its oldest record\u2019s timestamp to its batch reaching the instance), prepare (to decoded and fingerprinted), decide (to queued for a transaction), commit_wait (to its transaction beginning: the transaction before it, the linger) and transaction (to committed). The five add up to dedup_verdict_latency_seconds of the chunk\u2019s oldest page. Sharded mode observes fetch and prepare only.',
+      labelNames: ['stage'] as const,
+      buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10],
+      registers,
+    }),
     consumerLag: new Gauge({
       name: 'dedup_consumer_lag_records',
       help: 'Records behind the high watermark, per input partition, as of the last batch.',
@@ -274,6 +281,7 @@ export const METRIC_NAMES: readonly string[] = Object.freeze([
   'dedup_probe_candidates',
   'dedup_batch_duration_seconds',
   'dedup_batch_records',
+  'dedup_chunk_stage_seconds',
   'dedup_verdict_latency_seconds',
   'dedup_consumer_lag_records',
   'dedup_consumer_group_members',

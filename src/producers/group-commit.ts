@@ -50,9 +50,23 @@ export function mergeChunks(chunks: readonly QueuedChunk[]): { topicMessages: Ma
   return { topicMessages, offsets: [...offsets.values()] };
 }
 
+/** How a chunk's transaction went, as `submit` resolves. */
+export interface CommitReceipt {
+  /** The last offset the transaction wrote per "topic:partition". */
+  readonly written: Map<string, bigint>;
+  /**
+   * When (Date.now()) the chunk was queued, its transaction began (after the
+   * transaction before it and the linger) and committed: where a chunk's
+   * commit time goes (dedup_chunk_stage_seconds).
+   */
+  readonly queuedAt: number;
+  readonly begunAt: number;
+  readonly committedAt: number;
+}
+
 export interface GroupCommitter {
-  /** Queues a decided chunk; resolves when the transaction holding it has committed (with what that transaction wrote). */
-  submit(chunk: QueuedChunk): Promise<Map<string, bigint>>;
+  /** Queues a decided chunk; resolves when the transaction holding it has committed. */
+  submit(chunk: QueuedChunk): Promise<CommitReceipt>;
   /** Resolves when every chunk queued so far is committed (or has failed). */
   drained(): Promise<void>;
   /** Transactions committed so far. */
@@ -64,7 +78,7 @@ export interface GroupCommitter {
 interface Waiting {
   chunk: QueuedChunk;
   queuedAt: number;
-  resolve: (written: Map<string, bigint>) => void;
+  resolve: (receipt: CommitReceipt) => void;
   reject: (error: unknown) => void;
 }
 
@@ -81,10 +95,13 @@ export interface GroupCommitterOptions {
    */
   hold?: () => boolean;
   lingerMs?: number;
+  /** The clock of the linger and the receipts (Date.now by default). */
+  now?: () => number;
 }
 
 export function createGroupCommitter(producer: VerdictProducer, consumerGroupId: string, options: GroupCommitterOptions): GroupCommitter {
   const { maxRecords } = options;
+  const now = options.now ?? Date.now;
   const queue: Waiting[] = [];
   let running: Promise<void> | null = null;
   let failure: unknown = null;
@@ -105,7 +122,7 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
   async function linger(): Promise<void> {
     const lingerMs = options.lingerMs ?? 0;
     while (options.hold?.() && queue.length > 0) {
-      const left = queue[0]!.queuedAt + lingerMs - Date.now();
+      const left = queue[0]!.queuedAt + lingerMs - now();
       if (left <= 0) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
@@ -126,11 +143,13 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
       while (take < queue.length && (take === 0 || records + queue[take]!.chunk.records <= maxRecords)) records += queue[take++]!.chunk.records;
       const batch = queue.splice(0, take);
       const { topicMessages, offsets } = mergeChunks(batch.map((w) => w.chunk));
+      const begunAt = now();
       try {
         const written = await producer.commit(topicMessages, consumerGroupId, offsets);
+        const committedAt = now();
         transactions++;
         options.observe?.('committed', batch.length);
-        for (const w of batch) w.resolve(written);
+        for (const w of batch) w.resolve({ written, queuedAt: w.queuedAt, begunAt, committedAt });
       } catch (error) {
         options.observe?.('aborted', batch.length, error);
         // Nothing commits after a failed transaction: the decisions behind the
@@ -144,7 +163,7 @@ export function createGroupCommitter(producer: VerdictProducer, consumerGroupId:
   return {
     submit(chunk) {
       if (failure !== null) return Promise.reject(new DedupError('KAFKA', `not committed: an earlier transaction failed: ${(failure as Error).message}`, { cause: failure }));
-      const done = new Promise<Map<string, bigint>>((resolve, reject) => queue.push({ chunk, queuedAt: Date.now(), resolve, reject }));
+      const done = new Promise<CommitReceipt>((resolve, reject) => queue.push({ chunk, queuedAt: now(), resolve, reject }));
       running ??= run();
       return done;
     },

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { EachBatchPayload } from 'kafkajs';
 import { Registry } from 'prom-client';
-import { runChunks, type ChunkCommit } from '../../../src/consumers/crawled-pages.consumer.js';
+import { observeFetchAndPrepare, runChunks, type ChunkCommit } from '../../../src/consumers/crawled-pages.consumer.js';
 import type { PageBatchProcessor, ProcessedChunk } from '../../../src/chunk/page-batch-processor.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 
@@ -146,5 +146,25 @@ test('a released chunk is passed at once: offsets resolve in order before the co
       },
     ),
     { numRuns: 300 },
+  );
+});
+
+test('a chunk\u2019s fetch stage runs from its oldest valid record timestamp, its prepare stage from the fetch; a chunk without one has no fetch stage', async () => {
+  const own = createMetrics(new Registry(), { indexFingerprints: () => 0, indexBytes: () => 0, indexMemoryLimitBytes: () => 0, indexTables: () => 0, planCandidatesPerProbe: () => 0, ready: () => true });
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.oneof(fc.constant(0), fc.constant(-1), fc.integer({ min: 1, max: 1_000_000 }), fc.constant(2_000_000)), { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 500 }), async (timestamps, prepareMs) => {
+      own.chunkStage.reset();
+      const fetchedAt = 1_500_000;
+      const records = timestamps.map((t, i) => ({ partition: 0, offset: String(i), key: null, value: null, timestamp: String(t) }));
+      observeFetchAndPrepare(own, records, fetchedAt, fetchedAt + prepareMs);
+      const values = (await own.chunkStage.get()).values;
+      const sum = (stage: string) => values.find((v) => v.metricName === 'dedup_chunk_stage_seconds_sum' && v.labels.stage === stage)?.value;
+      const valid = timestamps.filter((t) => t > 0);
+      const oldest = valid.length > 0 ? Math.min(...valid) : undefined;
+      if (oldest !== undefined && oldest <= fetchedAt) assert.equal(sum('fetch'), (fetchedAt - oldest) / 1000);
+      else assert.equal(sum('fetch'), undefined, 'no timestamp, or one from the future: no fetch stage');
+      assert.equal(sum('prepare'), prepareMs / 1000);
+    }),
+    { numRuns: 200 },
   );
 });

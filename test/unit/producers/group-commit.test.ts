@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createGroupCommitter, mergeChunks, type QueuedChunk } from '../../../src/producers/group-commit.js';
+import { createGroupCommitter, mergeChunks, type CommitReceipt, type QueuedChunk } from '../../../src/producers/group-commit.js';
 import type { CommittedOffsets, VerdictProducer } from '../../../src/kafka/verdict-producer.js';
 import type { OutputMessage } from '../../../src/chunk/page-batch-processor.js';
 
@@ -109,4 +109,38 @@ test('while other batches of a fetch are still coming, the next transaction wait
   const stuck = createGroupCommitter(recorder(-1).producer, 'g', { maxRecords: 100, hold: () => true, lingerMs: 30 });
   await stuck.submit(chunks[0]!);
   assert.equal(stuck.transactions, 1);
+});
+
+test('each chunk\u2019s receipt says when it was queued, when its transaction began and committed: one transaction at a time, shared by its chunks', async () => {
+  await fc.assert(
+    fc.asyncProperty(chunksArb, fc.integer({ min: 1, max: 60 }), fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 30 }), async (chunks, maxRecords, pauses) => {
+      const { producer, transactions } = recorder(-1);
+      let clock = 0;
+      const committer = createGroupCommitter(producer, 'g', { maxRecords, now: () => ++clock });
+      const receipts: Promise<CommitReceipt>[] = [];
+      for (let i = 0; i < chunks.length; i++) {
+        receipts.push(committer.submit(chunks[i]!));
+        for (let p = 0; p < (pauses[i] ?? 0); p++) await new Promise((resolve) => setImmediate(resolve));
+      }
+      const got = await Promise.all(receipts);
+      let at = 0;
+      let lastCommitted = 0;
+      for (const chunksOfTransaction of transactions) {
+        const first = got[chunksOfTransaction[0]!]!;
+        assert.ok(first.begunAt > lastCommitted, 'a transaction begins after the one before it committed');
+        assert.ok(first.committedAt > first.begunAt);
+        for (const i of chunksOfTransaction) {
+          assert.equal(i, at++, 'transactions take the queue in order');
+          const r = got[i]!;
+          assert.ok(r.queuedAt < r.begunAt, 'queued before its transaction began');
+          assert.equal(r.begunAt, first.begunAt);
+          assert.equal(r.committedAt, first.committedAt);
+          assert.equal(r.written, first.written, 'what its transaction wrote');
+        }
+        lastCommitted = first.committedAt;
+      }
+      assert.equal(at, chunks.length);
+    }),
+    { numRuns: 200 },
+  );
 });
