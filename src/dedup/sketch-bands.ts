@@ -40,7 +40,8 @@
  *   a run whose refs are a quarter below the store's lowest held ref is
  *   rewritten without them.
  * - What RAM keeps of a run: its entries in buckets by the key's top bits
- *   (four to eight entries a bucket), a 32-bit start per 32 buckets and a byte
+ *   (four to eight entries a bucket; one to two in a run of at most an eighth
+ *   of the entries held), a 32-bit start per 32 buckets and a byte
  *   per bucket (its start less its block's; a block of over 255 entries
  *   keeps 32-bit starts apart), and an 8-bit fingerprint of each entry (one
  *   byte: the key's low byte, below the bucket bits, completed from the
@@ -51,8 +52,8 @@
  *   checks (bandCheck, a second hash of the band) decide: a fingerprint that
  *   matches another key costs a read, never a candidate, and so does a key
  *   that only hashes like the probe's.
- *   About 1 lookup of an absent key in 40 reads per run (4 to 8 entries a
- *   bucket, each matching 1 in 256).
+ *   About 1 lookup of an absent key in 40 reads in the largest run (4 to 8
+ *   entries a bucket, each matching 1 in 256), 1 in 170 in the smaller ones.
  * So about 1.2 bytes of RAM per band and page held (17 at 14 bands), plus the
  * buffer (up to 12 MiB), and 12 bytes of disk.
  */
@@ -103,6 +104,15 @@ const MIN_BUFFER = 4096;
 const MAX_BUFFER = (1 << 19) - MINHASH_BINS;
 /** A run's buckets hold BUCKET_LOAD to twice as many entries (a fingerprint of another key matches in about 1 lookup of 40). */
 const BUCKET_LOAD = 4;
+/**
+ * A run of at most 1/SPARSE_SHARE of the entries held has buckets of SPARSE_LOAD to twice as many
+ * entries (1 lookup of 170 reads disk for another key's fingerprint): a probe scans every run, so
+ * each run costs its share of false reads whatever its size, and the smaller runs' bucket bytes
+ * are few (at most an eighth of the entries, a byte per 1 to 2 of them: about 0.6 B a page at 14
+ * bands, 0.15 at 10M pages as filled).
+ */
+const SPARSE_LOAD = 1;
+const SPARSE_SHARE = 8;
 /** A bucket's first entry is its block's (a 32-bit start per 2^BLOCK_BITS buckets) plus one byte of its own. */
 const BLOCK_BITS = 5;
 /** The newest runs are merged while the newer is at least 1/MERGE_RATIO of the older. */
@@ -221,12 +231,13 @@ class RunWriter {
   private minRef = Infinity;
   private maxRef = -1;
 
-  /** `most`: at most this many entries will be written. */
-  constructor(blob: RunBlob, most: number) {
+  /** `most`: at most this many entries will be written; `held`: the entries held in all (this run's included). */
+  constructor(blob: RunBlob, most: number, held: number) {
     if (!(most < WIDE)) throw new RangeError(`a run holds fewer than 2^31 entries, not ${most}`);
     this.blob = blob;
+    const load = most * SPARSE_SHARE <= held ? SPARSE_LOAD : BUCKET_LOAD;
     let bits = BLOCK_BITS;
-    while (bits < 28 && (1 << bits) * BUCKET_LOAD * 2 <= most) bits++;
+    while (bits < 28 && (1 << bits) * load * 2 <= most) bits++;
     this.bits = bits;
     this.shift = 32 - bits;
     this.counts = new Uint32Array(1 << bits);
@@ -494,7 +505,7 @@ export class SketchBands {
       const order = new Uint32Array(this.bufNext.buffer, 0, n);
       for (let i = 0; i < n; i++) order[i] = i;
       sortPairs(keys, order, n);
-      const writer = new RunWriter(this.newBlob(), n);
+      const writer = new RunWriter(this.newBlob(), n, this.entries);
       for (let i = 0; i < n; i++) {
         const e = order[i]!;
         if (refs[e]! >= lowRef) writer.put(keys[i]!, refs[e]!, checks[e]!);
@@ -535,7 +546,7 @@ export class SketchBands {
 
   /** One run of the entries of `older` and `newer` (whose refs are all above older's) at or above lowRef; disposes both. */
   private merge(older: Run, newer: Run | null, lowRef: number): Run | null {
-    const writer = new RunWriter(this.newBlob(), older.length + (newer?.length ?? 0));
+    const writer = new RunWriter(this.newBlob(), older.length + (newer?.length ?? 0), this.entries);
     // Both inputs are read a chunk at a time and walked with local cursors: a merge rewrites
     // every entry of both runs (at 10M pages, over a hundred entries per page added), so the
     // loop keeps no per-entry state in objects.
