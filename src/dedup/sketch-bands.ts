@@ -677,10 +677,11 @@ export class SketchBands {
     for (let r = 0; r < runCount; r++) {
       const run = runs[r]!;
       if (run.minRef >= refsBelow) continue;
-      const shift = 32 - run.bits + BLOCK_BITS;
+      // Two shifts: one of 32 (a run of 2^BLOCK_BITS buckets) would shift by none.
+      const shift = 32 - run.bits;
       const blocks = run.blocks;
       const o = r * count;
-      for (let i = 0; i < count; i++) lookups[o + i] = blocks[keys[i]! >>> shift]!;
+      for (let i = 0; i < count; i++) lookups[o + i] = blocks[keys[i]! >>> shift >>> BLOCK_BITS]!;
     }
     let touched = 0;
     // The key the buffer's head names (what collectBuffer compares first).
