@@ -40,18 +40,20 @@
  *   a run whose refs are a quarter below the store's lowest held ref is
  *   rewritten without them.
  * - What RAM keeps of a run: its entries in buckets by the key's top bits
- *   (four to eight entries a bucket), a 32-bit start per 32 buckets and a byte
+ *   (four to eight entries a bucket; one to two in a run of at most an eighth
+ *   of the entries held), a 32-bit start per 32 buckets and a byte
  *   per bucket (its start less its block's; a block of over 255 entries
- *   keeps 32-bit starts apart), and an 8-bit fingerprint of each entry's key (one
- *   byte: its low byte, below the bucket bits). A probe scans its bucket's
+ *   keeps 32-bit starts apart), and an 8-bit fingerprint of each entry (one
+ *   byte: the key's low byte, below the bucket bits, completed from the
+ *   entry's check where fewer than 8 key bits lie below them:
+ *   entryFingerprint). A probe scans its bucket's
  *   fingerprints and reads from disk only the span from the first entry with
  *   its fingerprint to the last, newest first, where the full keys and the
  *   checks (bandCheck, a second hash of the band) decide: a fingerprint that
  *   matches another key costs a read, never a candidate, and so does a key
  *   that only hashes like the probe's.
- *   About 1 lookup of an absent key in 40 reads (6 entries / 256) where 16 or
- *   more key bits lie below the bucket bits, and none in a run of 2^24 or more
- *   buckets (the largest, from about 5M pages held), where the low byte is all of them.
+ *   About 1 lookup of an absent key in 40 reads in the largest run (4 to 8
+ *   entries a bucket, each matching 1 in 256), 1 in 170 in the smaller ones.
  * So about 1.2 bytes of RAM per band and page held (17 at 14 bands), plus the
  * buffer (up to 12 MiB), and 12 bytes of disk.
  */
@@ -78,7 +80,16 @@ export const BAND_COUNTS: readonly number[] = [2, 4, 7, 8, 14, 28];
 /** Which refs are held: the page store. */
 export interface HeldRefs {
   holds(ref: number): boolean;
+  /**
+   * ref's sketch (held refs only; a view, valid until the next call), when the holder keeps
+   * them: a probe then skips the disk read of a span whose entries are all of pages it found
+   * already (collectAll).
+   */
+  sketchOf?(ref: number): Uint8Array;
 }
+
+/** A probe weighs skipping a span's read (collectAll) while it has found this many pages at most. */
+const KNOWN_MAX = 4;
 
 export interface SketchBandsOptions {
   /** New blobs for the runs (a scratch file each in the service); in memory when absent. */
@@ -93,6 +104,15 @@ const MIN_BUFFER = 4096;
 const MAX_BUFFER = (1 << 19) - MINHASH_BINS;
 /** A run's buckets hold BUCKET_LOAD to twice as many entries (a fingerprint of another key matches in about 1 lookup of 40). */
 const BUCKET_LOAD = 4;
+/**
+ * A run of at most 1/SPARSE_SHARE of the entries held has buckets of SPARSE_LOAD to twice as many
+ * entries (1 lookup of 170 reads disk for another key's fingerprint): a probe scans every run, so
+ * each run costs its share of false reads whatever its size, and the smaller runs' bucket bytes
+ * are few (at most an eighth of the entries, a byte per 1 to 2 of them: about 0.6 B a page at 14
+ * bands, 0.15 at 10M pages as filled).
+ */
+const SPARSE_LOAD = 1;
+const SPARSE_SHARE = 8;
 /** A bucket's first entry is its block's (a 32-bit start per 2^BLOCK_BITS buckets) plus one byte of its own. */
 const BLOCK_BITS = 5;
 /** The newest runs are merged while the newer is at least 1/MERGE_RATIO of the older. */
@@ -140,17 +160,28 @@ export function bandKey(sketch: Uint8Array, band: number, rows: number): number 
 }
 
 /**
- * The 8-bit fingerprint of a key kept in RAM: its low byte. The bucket is the key's top bits and
- * keys are hashes, so within a bucket the low byte is as good as any hash of the key when many
- * bits lie below the bucket's, and better in the largest run, where few do: a run written with
- * room for 2^26 entries or more (14 bands over 4.8M pages) has 2^24 buckets or more, so the low
- * byte holds every key bit a bucket leaves free, and an entry's fingerprint matches a probe's
- * only for the probe's own key. A hash of the whole key matched another key in about 1 lookup
- * of 35 there (7.5 entries a bucket at 10M pages), each a read from disk for nothing.
+ * The 8-bit fingerprint of an entry kept in RAM: the key bits its run's buckets leave free (the
+ * low 32 - bits), up to a byte, and below 32 - 8 bucket bits the rest of the byte from the
+ * entry's check (bandCheck, independent of the key). The bucket is the key's top bits and keys
+ * are hashes, so within a bucket the low byte is as good as any hash of the key when 8 or more
+ * bits lie below the bucket's. In the largest run, where fewer do (a run written with room for
+ * 2^27 entries or more, 14 bands over 9.6M pages, has 2^25 buckets), a fingerprint of the key
+ * alone repeated bucket bits and matched another key in about 1 lookup of 30 (4 entries a bucket,
+ * 7 free bits), each a read from disk for nothing; the check's bit halves that. A probe compares
+ * the fingerprint of its own key and check: an entry that could be taken (same key, same check,
+ * readSpan) always has the probe's fingerprint.
  */
-function keyFingerprint(key: number): number {
-  return key & 0xff;
+function entryFingerprint(key: number, check: number, bits: number): number {
+  const free = Math.min(32 - bits, fingerprintTuning.keyBits);
+  if (free >= 8) return key & 0xff;
+  return ((key & ((1 << free) - 1)) | (check << free)) & 0xff;
 }
+
+/**
+ * Internal: most key bits in an entry's fingerprint (8: as many as it holds). Tests lower it, so
+ * that runs of a few entries complete their fingerprints from the checks as the largest runs do.
+ */
+export const fingerprintTuning = { keyBits: 8 };
 
 /** Words per entry of a run on disk: the key, the ref and the check (bandCheck). */
 const ENTRY_WORDS = 3;
@@ -169,7 +200,7 @@ interface Run {
   readonly blocks: Uint32Array;
   /**
    * Block by block, at blocks[j] + BLOCK * j: a byte per bucket (its first entry less its
-   * block's), then the fingerprint (keyFingerprint) of each of the block's entries, so that a
+   * block's), then the fingerprint (entryFingerprint) of each of the block's entries, so that a
    * probe reads adjacent bytes. A block of more than 255 entries keeps its starts in `wide`.
    */
   readonly bytes: Uint8Array;
@@ -200,12 +231,13 @@ class RunWriter {
   private minRef = Infinity;
   private maxRef = -1;
 
-  /** `most`: at most this many entries will be written. */
-  constructor(blob: RunBlob, most: number) {
+  /** `most`: at most this many entries will be written; `held`: the entries held in all (this run's included). */
+  constructor(blob: RunBlob, most: number, held: number) {
     if (!(most < WIDE)) throw new RangeError(`a run holds fewer than 2^31 entries, not ${most}`);
     this.blob = blob;
+    const load = most * SPARSE_SHARE <= held ? SPARSE_LOAD : BUCKET_LOAD;
     let bits = BLOCK_BITS;
-    while (bits < 28 && (1 << bits) * BUCKET_LOAD * 2 <= most) bits++;
+    while (bits < 28 && (1 << bits) * load * 2 <= most) bits++;
     this.bits = bits;
     this.shift = 32 - bits;
     this.counts = new Uint32Array(1 << bits);
@@ -216,7 +248,7 @@ class RunWriter {
     const u = key >>> this.shift;
     this.counts[u]!++;
     // Entry i of block j sits after the start bytes of blocks 0..j.
-    this.bytes[this.length++ + ((u >>> BLOCK_BITS) + 1) * BLOCK] = keyFingerprint(key);
+    this.bytes[this.length++ + ((u >>> BLOCK_BITS) + 1) * BLOCK] = entryFingerprint(key, check, this.bits);
     if (ref < this.minRef) this.minRef = ref;
     if (ref > this.maxRef) this.maxRef = ref;
     const o = this.chunked++ * ENTRY_WORDS;
@@ -320,9 +352,10 @@ export class SketchBands {
   /** A probe's keys (candidatesOfKeys), and per key a place looked up in RAM ahead (collectAll). */
   private probeKeys = new Uint32Array(MINHASH_BINS);
   private lookups = new Uint32Array(MINHASH_BINS);
-  /** Per run and key of a probe, the span of entries with the key's fingerprint (-1: none). */
+  /** Per run and key of a probe, the span of entries with the key's fingerprint (-1: none), and how many of its entries have it. */
   private spanFirst = new Int32Array(0);
   private spanLast = new Int32Array(0);
+  private spanCount = new Int32Array(0);
   /** One disk read of run entries. */
   private readonly readWords = new Uint32Array(READ_ENTRIES * ENTRY_WORDS);
   private readonly readBytes = new Uint8Array(this.readWords.buffer);
@@ -330,12 +363,16 @@ export class SketchBands {
   /** Out of candidates(): the refs found, and how many. */
   found = new Uint32Array(64);
   private count = 0;
+  /** Per ref found (up to KNOWN_MAX), the bands its sketch shares with the probe's, a bit each; -1 until read (knownEntries). */
+  private readonly foundBands = new Int32Array(KNOWN_MAX);
   /** A small set of the refs found by one probe (each once across bands). */
   private readonly seenRefs = new Uint32Array(1024);
   private readonly seenStamps = new Uint32Array(1024);
   private stamp = 0;
   /** Reads of run entries from their blobs since the start (for the benchmarks). */
   diskReads = 0;
+  /** Reads of run entries skipped since the start: their entries were all of pages found already (for the benchmarks). */
+  skippedReads = 0;
   /** What collectAll's passes read, kept so that no pass is optimised away. */
   private touched = 0;
 
@@ -468,7 +505,7 @@ export class SketchBands {
       const order = new Uint32Array(this.bufNext.buffer, 0, n);
       for (let i = 0; i < n; i++) order[i] = i;
       sortPairs(keys, order, n);
-      const writer = new RunWriter(this.newBlob(), n);
+      const writer = new RunWriter(this.newBlob(), n, this.entries);
       for (let i = 0; i < n; i++) {
         const e = order[i]!;
         if (refs[e]! >= lowRef) writer.put(keys[i]!, refs[e]!, checks[e]!);
@@ -509,7 +546,7 @@ export class SketchBands {
 
   /** One run of the entries of `older` and `newer` (whose refs are all above older's) at or above lowRef; disposes both. */
   private merge(older: Run, newer: Run | null, lowRef: number): Run | null {
-    const writer = new RunWriter(this.newBlob(), older.length + (newer?.length ?? 0));
+    const writer = new RunWriter(this.newBlob(), older.length + (newer?.length ?? 0), this.entries);
     // Both inputs are read a chunk at a time and walked with local cursors: a merge rewrites
     // every entry of both runs (at 10M pages, over a hundred entries per page added), so the
     // loop keeps no per-entry state in objects.
@@ -562,7 +599,7 @@ export class SketchBands {
    */
   candidates(sketch: Uint8Array, held: HeldRefs | null = null, refsBelow = Infinity): number {
     this.hashKeys(sketch);
-    this.collectAll(this.keyScratch, this.checkScratch, this.bands, held, refsBelow);
+    this.collectAll(this.keyScratch, this.checkScratch, this.bands, held, refsBelow, this.hashedBins);
     return this.count;
   }
 
@@ -597,7 +634,7 @@ export class SketchBands {
     }
     const own = this.probeKeys;
     for (let i = 0; i < count; i++) own[i] = keys[i]! >>> 0;
-    this.collectAll(own, this.probeChecks, count, held, refsBelow);
+    this.collectAll(own, this.probeChecks, count, held, refsBelow, null);
     return this.count;
   }
 
@@ -609,7 +646,7 @@ export class SketchBands {
    * TLB miss, and misses in one pass do not wait on each other, so the CPU overlaps them, where
    * key after key (or a scan after its bucket start) would wait on each miss in turn.
    */
-  private collectAll(keys: Uint32Array, checks: Uint32Array, count: number, held: HeldRefs | null, refsBelow: number): void {
+  private collectAll(keys: Uint32Array, checks: Uint32Array, count: number, held: HeldRefs | null, refsBelow: number, sketch: Uint8Array | null): void {
     if (++this.stamp === 0xffffffff) {
       this.seenStamps.fill(0);
       this.stamp = 1;
@@ -617,45 +654,80 @@ export class SketchBands {
     this.count = 0;
     const runs = this.runs;
     const runCount = runs.length;
-    if (this.spanFirst.length < count * runCount || this.lookups.length < count) {
+    if (this.spanFirst.length < count * runCount || this.lookups.length < count * (runCount + 1)) {
       this.spanFirst = new Int32Array(Math.max(this.spanFirst.length, count * runCount));
       this.spanLast = new Int32Array(this.spanFirst.length);
-      this.lookups = new Uint32Array(Math.max(this.lookups.length, count));
+      this.spanCount = new Int32Array(this.spanFirst.length);
+      this.lookups = new Uint32Array(Math.max(this.lookups.length, count * (runCount + 1)));
     }
+    // lookups: per run r and key i at r * count + i, its block's entry in run.blocks; the buffer's
+    // head of key i at runCount * count + i.
     const lookups = this.lookups;
+    const heads = count * runCount;
     const mask = this.bufMask;
-    const heads = this.bufHeads;
+    const bufHeads = this.bufHeads;
     const bufKeys = this.bufKeys;
-    // The buffer: each key's slot, then the key its head names (what collectBuffer compares first).
-    for (let i = 0; i < count; i++) lookups[i] = heads[keys[i]! & mask]!;
-    let touched = 0;
-    for (let i = 0; i < count; i++) {
-      const head = lookups[i]!;
-      if (head !== 0) touched ^= bufKeys[head - 1]!;
-    }
     const spanFirst = this.spanFirst;
     const spanLast = this.spanLast;
+    const spanCount = this.spanCount;
+    // Each pass reads one array per run for every key of every run (and the buffer), so that the
+    // misses of all the runs are in flight together: block starts, then bucket start bytes,
+    // then buckets, then the first fingerprint of each, then the scans.
+    for (let i = 0; i < count; i++) lookups[heads + i] = bufHeads[keys[i]! & mask]!;
+    for (let r = 0; r < runCount; r++) {
+      const run = runs[r]!;
+      if (run.minRef >= refsBelow) continue;
+      // Two shifts: one of 32 (a run of 2^BLOCK_BITS buckets) would shift by none.
+      const shift = 32 - run.bits;
+      const blocks = run.blocks;
+      const o = r * count;
+      for (let i = 0; i < count; i++) lookups[o + i] = blocks[keys[i]! >>> shift >>> BLOCK_BITS]!;
+    }
+    let touched = 0;
+    // The key the buffer's head names (what collectBuffer compares first).
+    for (let i = 0; i < count; i++) {
+      const head = lookups[heads + i]!;
+      if (head !== 0) touched ^= bufKeys[head - 1]!;
+    }
+    // The byte of each key's bucket start, at its block's start + the bucket number.
     for (let r = 0; r < runCount; r++) {
       const run = runs[r]!;
       if (run.minRef >= refsBelow) continue;
       const shift = 32 - run.bits;
-      const blocks = run.blocks;
       const bytes = run.bytes;
       const o = r * count;
-      for (let i = 0; i < count; i++) lookups[i] = blocks[keys[i]! >>> shift >>> BLOCK_BITS]!;
-      // The byte of each key's bucket start, at its block's start + the bucket number (a tight
-      // loop, so that many of its misses are in flight at once).
-      for (let i = 0; i < count; i++) touched ^= bytes[(lookups[i]! & START) + (keys[i]! >>> shift)]!;
-      // Each key's bucket [start, end) (kept in spanFirst, spanLast until the scan).
-      for (let i = 0; i < count; i++) this.bucketOf(run, keys[i]!, lookups[i]!, o + i);
-      // The first fingerprint of each bucket (the scan then finds its line in the cache).
+      for (let i = 0; i < count; i++) touched ^= bytes[(lookups[o + i]! & START) + (keys[i]! >>> shift)]!;
+    }
+    // Each key's bucket [start, end) (kept in spanFirst, spanLast until the scan), and the first
+    // fingerprint of each bucket (the scan then finds its line in the cache).
+    for (let r = 0; r < runCount; r++) {
+      const run = runs[r]!;
+      if (run.minRef >= refsBelow) continue;
+      const o = r * count;
+      for (let i = 0; i < count; i++) this.bucketOf(run, keys[i]!, lookups[o + i]!, o + i);
+    }
+    for (let r = 0; r < runCount; r++) {
+      const run = runs[r]!;
+      if (run.minRef >= refsBelow) continue;
+      const shift = 32 - run.bits;
+      const bytes = run.bytes;
+      const o = r * count;
       for (let i = 0; i < count; i++) {
         const at = spanFirst[o + i]!;
         if (at < spanLast[o + i]!) touched ^= bytes[at + (((keys[i]! >>> shift >>> BLOCK_BITS) + 1) << BLOCK_BITS)]!;
       }
-      for (let i = 0; i < count; i++) this.scanBucket(run, keys[i]!, o + i);
+    }
+    for (let r = 0; r < runCount; r++) {
+      const run = runs[r]!;
+      if (run.minRef >= refsBelow) continue;
+      const o = r * count;
+      for (let i = 0; i < count; i++) this.scanBucket(run, keys[i]!, checks[i]!, o + i);
     }
     this.touched = touched;
+    // With the probe's sketch (its keys are its bands, in order) and the holder's, a span whose
+    // entries are all of pages found already (a near copy shares several bands with its page,
+    // each a span of one entry) is not read: reading it would push only those pages again.
+    const known = sketch !== null && held !== null && held.sketchOf !== undefined ? held : null;
     for (let i = 0; i < count; i++) {
       const key = keys[i]!;
       const check = checks[i]!;
@@ -664,9 +736,50 @@ export class SketchBands {
         const run = runs[r]!;
         if (run.minRef >= refsBelow) continue;
         const first = spanFirst[r * count + i]!;
-        if (first >= 0) matched = this.readSpan(run, key, check, first, spanLast[r * count + i]!, held, refsBelow, matched);
+        if (first < 0) continue;
+        const m = spanCount[r * count + i]!;
+        if (known !== null && m <= this.count && this.count <= KNOWN_MAX && this.knownEntries(run, i, sketch!, known) === m) {
+          // Each of the m is held, below refsBelow, under this key and check: each would count.
+          matched = Math.min(CHAIN_LIMIT, matched + m);
+          this.skippedReads++;
+          continue;
+        }
+        matched = this.readSpan(run, key, check, first, spanLast[r * count + i]!, held, refsBelow, matched);
       }
     }
+  }
+
+  /**
+   * How many of the pages found so far have an entry under band `band` of `sketch` in `run`:
+   * those in its refs whose sketch has the probe's bins in that band (so its key and check). A
+   * run holds every entry of the held refs in its range, and one entry per page and band, so
+   * each such page is one entry of the span with the probe's fingerprint there.
+   */
+  private knownEntries(run: Run, band: number, sketch: Uint8Array, held: HeldRefs): number {
+    const rows = this.rows;
+    let n = 0;
+    for (let j = 0; j < this.count; j++) {
+      const ref = this.found[j]!;
+      if (ref < run.minRef || ref > run.maxRef) continue;
+      let shared = this.foundBands[j]!;
+      if (shared < 0) {
+        const other = held.sketchOf!(ref);
+        shared = 0;
+        for (let b = 0; b < this.bands; b++) {
+          let same = true;
+          for (let k = b * rows; k < (b + 1) * rows; k++) {
+            if (other[k] !== sketch[k]) {
+              same = false;
+              break;
+            }
+          }
+          if (same) shared |= 1 << b;
+        }
+        this.foundBands[j] = shared;
+      }
+      if (((shared >>> band) & 1) !== 0) n++;
+    }
+    return n;
   }
 
   /** The buffer's CHAIN_LIMIT newest held refs below refsBelow under `key` and `check`; returns how many. */
@@ -711,24 +824,27 @@ export class SketchBands {
 
   /**
    * In `run`, the bucket [spanFirst, spanLast) at `slot` (bucketOf): the first and the last entry
-   * with key's fingerprint, into spanFirst and spanLast at `slot` (-1: none).
+   * with the fingerprint of key and check, into spanFirst and spanLast at `slot` (-1: none).
    */
-  private scanBucket(run: Run, key: number, slot: number): void {
+  private scanBucket(run: Run, key: number, check: number, slot: number): void {
     const start = this.spanFirst[slot]!;
     const end = this.spanLast[slot]!;
     // Entry i's fingerprint is at i + (j + 1) * BLOCK.
     const shift = (((key >>> (32 - run.bits)) >>> BLOCK_BITS) + 1) * BLOCK;
     const bytes = run.bytes;
-    const fp = keyFingerprint(key);
+    const fp = entryFingerprint(key, check, run.bits);
     let first = -1;
     let last = -1;
+    let n = 0;
     for (let i = start; i < end; i++) {
       if (bytes[i + shift] !== fp) continue;
       if (first < 0) first = i;
       last = i;
+      n++;
     }
     this.spanFirst[slot] = first;
     this.spanLast[slot] = last;
+    this.spanCount[slot] = n;
   }
 
   /** The entries [first, last] of `run` read from disk, newest first: those of `key` and `check` held and below refsBelow are pushed; returns matched. */
@@ -770,6 +886,7 @@ export class SketchBands {
       grown.set(this.found);
       this.found = grown;
     }
+    if (this.count < KNOWN_MAX) this.foundBands[this.count] = -1;
     this.found[this.count++] = ref;
   }
 }

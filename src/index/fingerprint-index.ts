@@ -97,6 +97,17 @@ export class FingerprintIndex {
   /** warm(): per table and run, the entry its probe starts near; and what it read (kept, so the reads stay). */
   private readonly warmAt = new Int32Array(256);
   private warmed = 0;
+  /**
+   * A probe's entries that passed the early reject, in the order found (table, run, entry), checked
+   * together once every table and run is scanned (checkPending): the run each is in, its place
+   * there, its table, and then its ref (ints, not the runs themselves: a run merged away must
+   * not stay reachable from here).
+   */
+  private pendingRun = new Int32Array(64);
+  private pendingAt = new Int32Array(64);
+  private pendingTable = new Int32Array(64);
+  private pendingRef = new Uint32Array(64);
+  private pending = 0;
 
   private constructor(plan: TablePlan, compressed: boolean, tableMasks = false) {
     validatePlan(plan);
@@ -404,7 +415,6 @@ export class FingerprintIndex {
         const run = runs[r]!;
         if (run.kind === RUN_SMALL) {
           const keys = run.keys;
-          const refs = run.refs;
           let i: number;
           let n: number;
           if (run.dirBits > 0) {
@@ -421,7 +431,7 @@ export class FingerprintIndex {
             if (key > highKey) break;
             candidates++;
             const x = (key ^ qk) & rej;
-            if (POP16[x & 0xffff]! + POP16[x >>> 16]! <= k) this.check(refs[i]!, hi, lo, k, t, out, queried);
+            if (POP16[x & 0xffff]! + POP16[x >>> 16]! <= k) this.pend(r, i, t);
           }
         } else if (run.kind === RUN_LARGE) {
           const dir = run.dir;
@@ -433,7 +443,7 @@ export class FingerprintIndex {
             const end = dir[b1]!;
             candidates += end - dir[b0]!;
             for (let i = dir[b0]!; i < end; i++) {
-              if (POP16[res[i]! ^ qres]! <= k) this.check(refAt(run, i), hi, lo, k, t, out, queried);
+              if (POP16[res[i]! ^ qres]! <= k) this.pend(r, i, t);
             }
           } else {
             const b = qk >>> 16;
@@ -445,18 +455,67 @@ export class FingerprintIndex {
               const x = res[i]!;
               if (x > highRes) break;
               candidates++;
-              if (POP16[(x ^ qres) & rejRes]! <= k) this.check(refAt(run, i), hi, lo, k, t, out, queried);
+              if (POP16[(x ^ qres) & rejRes]! <= k) this.pend(r, i, t);
             }
           }
         } else {
+          // Its entries are checked as they are decoded: the ones pending go first, in order.
+          this.checkPending(hi, lo, k, out, queried);
           candidates += probeCompressed(run.packed!, lowKey, highKey, qk, rej, k, this, t, hi, lo, out, queried);
         }
       }
     }
+    this.checkPending(hi, lo, k, out, queried);
     const from = Math.max(this.bufStart, this.minLive);
     candidates += this.nextRef - from;
     for (let ref = from; ref < this.nextRef; ref++) this.check(ref, hi, lo, k, -1, out, queried);
     return candidates;
+  }
+
+  /** Notes entry i of run r of table t, past the early reject, for checkPending. */
+  private pend(r: number, i: number, t: number): void {
+    const j = this.pending++;
+    if (j === this.pendingAt.length) {
+      const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+        const b = new Int32Array(j * 2);
+        b.set(a);
+        return b;
+      };
+      this.pendingRun = grow(this.pendingRun);
+      this.pendingAt = grow(this.pendingAt);
+      this.pendingTable = grow(this.pendingTable);
+      this.pendingRef = new Uint32Array(j * 2);
+    }
+    this.pendingRun[j] = r;
+    this.pendingAt[j] = i;
+    this.pendingTable[j] = t;
+  }
+
+  /**
+   * Checks the pending entries, in the order they were found (so the results come in the order
+   * a check per entry gave). Each step is a pass over all of them: their refs (at 10M
+   * fingerprints each a cache and TLB miss in the run's ref arrays), then their fingerprints
+   * (another, in the fingerprint chunks), then the checks. The misses of one pass do not wait on
+   * each other, so the CPU has them in flight together, where checking entry after entry waited
+   * on two or three misses in turn.
+   */
+  private checkPending(hi: number, lo: number, k: number, out: QueryResult | null, queried: number): void {
+    const n = this.pending;
+    if (n === 0) return;
+    this.pending = 0;
+    const run = this.pendingRun;
+    const at = this.pendingAt;
+    const table = this.pendingTable;
+    const refs = this.pendingRef;
+    for (let j = 0; j < n; j++) refs[j] = refAt(this.runs[table[j]!]![run[j]!]!, at[j]!);
+    let touched = 0;
+    const minLive = this.minLive;
+    for (let j = 0; j < n; j++) {
+      const ref = refs[j]!;
+      if (ref >= minLive) touched ^= this.fpChunks[ref >>> CHUNK_BITS]![(ref & CHUNK_MASK) << 1]!;
+    }
+    this.warmed ^= touched;
+    for (let j = 0; j < n; j++) this.check(refs[j]!, hi, lo, k, table[j]!, out, queried);
   }
 
   /** @internal Entry point for the compressed-run decoder. */

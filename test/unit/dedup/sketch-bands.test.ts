@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PageStore } from '../../../src/dedup/page-store.js';
-import { CHAIN_LIMIT, bandKey } from '../../../src/dedup/sketch-bands.js';
+import { CHAIN_LIMIT, bandCheck, bandKey, fingerprintTuning } from '../../../src/dedup/sketch-bands.js';
 import { mulberry32Uint32 } from '../../support/rng.js';
 import { MINHASH_BINS, SKETCH_BINS, isKnownSketch } from '../../../src/fingerprint/feature-sketch.js';
 import { bandCandidates, shareBand } from '../../support/sketch-bands-oracle.js';
@@ -31,7 +31,20 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), pick: fc.nat() }) },
 );
 
-test('the candidates of a sketch are the held pages that share one of its bands, through evictions and rebuilds', () => {
+/** Runs fn with `keyBits` key bits at most in the runs' fingerprints (the rest from the checks). */
+function withFingerprintKeyBits(keyBits: number, fn: () => void): void {
+  const before = fingerprintTuning.keyBits;
+  fingerprintTuning.keyBits = keyBits;
+  try {
+    fn();
+  } finally {
+    fingerprintTuning.keyBits = before;
+  }
+}
+
+// 8: the key's low byte (runs below 2^25 buckets); fewer: completed from the checks, as in the
+// largest runs (2^25 buckets and more, from about 9.6M pages at 14 bands), here on small runs.
+for (const keyBits of [8, 3, 0]) test(`the candidates of a sketch are the held pages that share one of its bands, through evictions and rebuilds (${keyBits} key bits in a fingerprint)`, () => withFingerprintKeyBits(keyBits, () => {
   // Hundreds of pages, so that the arrays are rebuilt as they grow and as the store compacts
   // after evictions; drawn from 64 bases, so that no key of a band is shared by more pages than
   // a probe looks at (CHAIN_LIMIT).
@@ -78,10 +91,10 @@ test('the candidates of a sketch are the held pages that share one of its bands,
         assert.ok(store.bands!.runCount <= 2 + Math.log(entries + 1) / Math.log(8), `${store.bands!.runCount} runs for ${entries} entries`);
       });
     }),
-    { numRuns: 30, seed: 5 },
+    { numRuns: keyBits === 8 ? 30 : 10, seed: 5 },
   );
   assert.ok(rebuiltAfterEviction > 10, `the store compacted ${rebuiltAfterEviction} times only`);
-});
+}));
 
 for (const bound of [undefined, 3, 100]) test(`a store loaded with its pages builds the same bands (useBands on a restored store; buffer bound ${bound})`, () => {
   const store = new PageStore(16, SKETCH_BINS);
@@ -163,6 +176,71 @@ test('the candidates follow the band rule with hundreds of pages under one key, 
   );
   assert.ok(overLimit > 100, `only ${overLimit} probes had more pages under a key than the limit`);
   assert.ok(wideProbes > 100, `only ${wideProbes} probes met a run with wide blocks`);
+});
+
+test('a probe skips reading a span whose entries are all of pages it found already, and finds the same pages in the same order', () => {
+  // Near copies of held pages share several bands with them: each shared band's span in a run
+  // is the one entry of that page, read once through the first band and then known. A holder
+  // without sketches (holds alone) reads every span: both must find the band rule's pages, in
+  // the same order, the first with no more reads.
+  let skipped = 0;
+  let readsKnown = 0;
+  let readsAll = 0;
+  fc.assert(
+    fc.property(
+      fc.constantFrom(7, 14, 28),
+      fc.array(fc.uint8Array({ minLength: SKETCH_BINS, maxLength: SKETCH_BINS }), { minLength: 16, maxLength: 64 }),
+      fc.array(op, { minLength: 200, maxLength: 500 }),
+      fc.constantFrom(1, 5, 64),
+      fc.nat(),
+      (bands, bases, ops, bound, seed) => {
+        const store = new PageStore(16, SKETCH_BINS);
+        store.bandBufferEntries = bound;
+        store.useBands(bands);
+        const sketches = new Map<number, Uint8Array>();
+        const r = mulberry32Uint32(seed);
+        const holdsOnly = { holds: (ref: number): boolean => store.holds(ref) };
+        let ref = 0;
+        ops.forEach((o, step) => {
+          if (o.kind === 'add') {
+            const sketch = new Uint8Array(bases[o.base % bases.length]!);
+            for (const b of o.changed.slice(0, 4)) sketch[b] = (sketch[b]! + 1 + o.salt) & 0xff;
+            store.record(ref, `p${ref}`, -1, 0, 0, 0, ref);
+            store.setSketch(ref, sketch);
+            sketches.set(ref, sketch);
+            ref++;
+          } else if (o.kind === 'cut') {
+            store.forgetBefore(Math.floor(o.share * o.share * ref));
+          } else if (ref > 0) {
+            store.forget(o.pick % ref);
+          }
+          if (step % 25 !== 24 || ref === 0) return;
+          const held = [...sketches.keys()].filter((x) => store.holds(x));
+          for (let q = 0; q < 6; q++) {
+            // A near copy of a stored page: up to 3 bins changed.
+            const probe = new Uint8Array(sketches.get(r() % ref)!);
+            for (let c = r() % 4; c > 0; c--) probe[r() % MINHASH_BINS] = r() & 0xff;
+            const refsBelow = q % 2 === 0 ? Infinity : r() % (ref + 1);
+            const want = bandCandidates(probe, held, (x) => sketches.get(x)!, bands, CHAIN_LIMIT, refsBelow);
+            const bandIndex = store.bands!;
+            const before = bandIndex.diskReads;
+            const skippedBefore = bandIndex.skippedReads;
+            const known = [...bandIndex.found.subarray(0, bandIndex.candidates(probe, store, refsBelow))];
+            readsKnown += bandIndex.diskReads - before;
+            skipped += bandIndex.skippedReads - skippedBefore;
+            const middle = bandIndex.diskReads;
+            const all = [...bandIndex.found.subarray(0, bandIndex.candidates(probe, holdsOnly, refsBelow))];
+            readsAll += bandIndex.diskReads - middle;
+            assert.deepEqual(known, all);
+            assert.deepEqual([...known].sort((x, y) => x - y), want);
+          }
+        });
+      },
+    ),
+    { numRuns: 30, seed: 13 },
+  );
+  assert.ok(skipped > 200, `only ${skipped} reads skipped`);
+  assert.ok(readsKnown + skipped === readsAll, `${readsKnown} reads + ${skipped} skipped, against ${readsAll} without the sketches`);
 });
 
 test('runs in scratch files (the file tier, read with pread) give the candidates runs in memory give', () => {
@@ -276,3 +354,49 @@ test('a page whose band only hashes like the probe\'s (a 32-bit key collision) i
     { numRuns: 40 },
   );
 });
+
+test('a key collision whose check differs costs no disk read once the fingerprint holds check bits', () => {
+  // The largest runs (2^25 buckets and more) keep fewer than 8 key bits below their buckets and
+  // complete the fingerprint from the check: an entry whose key only collides with the probe's
+  // then matches its fingerprint 1 time in 2^(8 - key bits), not always, and is not read.
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 0x7fffffff }), fc.constantFrom(2, 4, 7, 14), (seed, bands) => {
+      const rows = MINHASH_BINS / bands;
+      const band = seed % bands;
+      const [stored, probed] = keyCollision(seed, band, bands);
+      const r = mulberry32Uint32(seed ^ 0x5bd1e995);
+      const a = new Uint8Array(SKETCH_BINS).map(() => r() & 0x7f);
+      const b = a.map((x) => x | 0x80);
+      a.set(stored, band * rows);
+      b.set(probed, band * rows);
+      fc.pre(((bandCheck(a, band, rows) ^ bandCheck(b, band, rows)) & 0xff) !== 0);
+      const reads = (keyBits: number): number =>
+        withFingerprintKeyBitsResult(keyBits, () => {
+          const store = new PageStore(16, SKETCH_BINS);
+          store.bandBufferEntries = 1;
+          store.useBands(bands);
+          // Copies of `a` until the buffer is written out as a run: every entry of the probe's
+          // band key is then in a run, under a's check.
+          for (let ref = 0; store.bands!.runCount === 0; ref++) {
+            store.record(ref, `p${ref}`, -1, 0, 0, 0);
+            store.setSketch(ref, a);
+          }
+          const before = store.bands!.diskReads;
+          assert.equal(store.bands!.candidates(b, store), 0);
+          return store.bands!.diskReads - before;
+        });
+      // With the key's low byte alone the colliding entry is read (and turned down by its check).
+      assert.ok(reads(8) >= 1);
+      assert.equal(reads(0), 0);
+    }),
+    { numRuns: 40, seed: 24 },
+  );
+});
+
+function withFingerprintKeyBitsResult<T>(keyBits: number, fn: () => T): T {
+  let out: T | undefined;
+  withFingerprintKeyBits(keyBits, () => {
+    out = fn();
+  });
+  return out as T;
+}
