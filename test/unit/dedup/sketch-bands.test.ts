@@ -31,6 +31,27 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), pick: fc.nat() }) },
 );
 
+type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
+
+/**
+ * Applies one generated op to the store: an add records page `ref` with a sketch of
+ * bases[o.base] with up to `changedBins` of its bins changed (the other bands stay shared) and
+ * returns ref + 1; a cut or a forget evicts. `sketches`, when given, keeps every sketch recorded.
+ */
+function applyOp(store: PageStore, o: Op, ref: number, bases: readonly Uint8Array[], changedBins: number, sketches?: Map<number, Uint8Array>): number {
+  if (o.kind === 'add') {
+    const sketch = new Uint8Array(bases[o.base % bases.length]!);
+    for (const b of o.changed.slice(0, changedBins)) sketch[b] = (sketch[b]! + 1 + o.salt) & 0xff;
+    store.record(ref, `p${ref}`, -1, 0, 0, 0, ref);
+    store.setSketch(ref, sketch);
+    sketches?.set(ref, sketch);
+    return ref + 1;
+  }
+  if (o.kind === 'cut') store.forgetBefore(Math.floor(o.share * o.share * ref));
+  else if (ref > 0) store.forget(o.pick % ref);
+  return ref;
+}
+
 /** Runs fn with `keyBits` key bits at most in the runs' fingerprints (the rest from the checks). */
 function withFingerprintKeyBits(keyBits: number, fn: () => void): void {
   const before = fingerprintTuning.keyBits;
@@ -143,19 +164,8 @@ test('the candidates follow the band rule with hundreds of pages under one key, 
         const sketches = new Map<number, Uint8Array>();
         let ref = 0;
         ops.forEach((o, step) => {
-          if (o.kind === 'add') {
-            const sketch = new Uint8Array(bases[o.base % bases.length]!);
-            // Mostly one or two bins changed: the other bands stay shared.
-            for (const b of o.changed.slice(0, 2)) sketch[b] = (sketch[b]! + 1 + o.salt) & 0xff;
-            store.record(ref, `p${ref}`, -1, 0, 0, 0, ref);
-            store.setSketch(ref, sketch);
-            sketches.set(ref, sketch);
-            ref++;
-          } else if (o.kind === 'cut') {
-            store.forgetBefore(Math.floor(o.share * o.share * ref));
-          } else if (ref > 0) {
-            store.forget(o.pick % ref);
-          }
+          // Mostly one or two bins changed: the other bands stay shared.
+          ref = applyOp(store, o, ref, bases, 2, sketches);
           if (step % 50 !== 49) return;
           // A page stored without a sketch (all zeros) is in no band.
           const held = [...sketches.keys()].filter((r) => store.holds(r) && isKnownSketch(sketches.get(r)!, 0));
@@ -202,18 +212,7 @@ test('a probe skips reading a span whose entries are all of pages it found alrea
         const holdsOnly = { holds: (ref: number): boolean => store.holds(ref) };
         let ref = 0;
         ops.forEach((o, step) => {
-          if (o.kind === 'add') {
-            const sketch = new Uint8Array(bases[o.base % bases.length]!);
-            for (const b of o.changed.slice(0, 4)) sketch[b] = (sketch[b]! + 1 + o.salt) & 0xff;
-            store.record(ref, `p${ref}`, -1, 0, 0, 0, ref);
-            store.setSketch(ref, sketch);
-            sketches.set(ref, sketch);
-            ref++;
-          } else if (o.kind === 'cut') {
-            store.forgetBefore(Math.floor(o.share * o.share * ref));
-          } else if (ref > 0) {
-            store.forget(o.pick % ref);
-          }
+          ref = applyOp(store, o, ref, bases, 4, sketches);
           if (step % 25 !== 24 || ref === 0) return;
           const held = [...sketches.keys()].filter((x) => store.holds(x));
           for (let q = 0; q < 6; q++) {
@@ -263,19 +262,8 @@ test('runs in scratch files (the file tier, read with pread) give the candidates
           let ref = 0;
           try {
             ops.forEach((o, step) => {
-              for (const store of [onFile, inMemory]) {
-                if (o.kind === 'add') {
-                  const sketch = new Uint8Array(bases[o.base % bases.length]!);
-                  for (const b of o.changed.slice(0, 3)) sketch[b] = (sketch[b]! + 1 + o.salt) & 0xff;
-                  store.record(ref, `p${ref}`, -1, 0, 0, 0, ref);
-                  store.setSketch(ref, sketch);
-                } else if (o.kind === 'cut') {
-                  store.forgetBefore(Math.floor(o.share * o.share * ref));
-                } else if (ref > 0) {
-                  store.forget(o.pick % ref);
-                }
-              }
-              if (o.kind === 'add') ref++;
+              applyOp(inMemory, o, ref, bases, 3);
+              ref = applyOp(onFile, o, ref, bases, 3);
               if (step % 40 !== 39) return;
               for (const probe of bases) {
                 const a = [...onFile.bands!.found.subarray(0, onFile.bands!.candidates(probe, onFile))].sort((x, y) => x - y);
@@ -316,20 +304,29 @@ function keyCollision(seed: number, band: number, bands: number): [Uint8Array, U
   }
 }
 
+/**
+ * Two sketches whose band `seed % bands` has the same key but other bins (keyCollision), and every
+ * other bin differs between them, so they share no band; with the rows, and the generator that
+ * drew them (for more pages).
+ */
+function collidingSketches(seed: number, bands: number): { a: Uint8Array; b: Uint8Array; band: number; rows: number; r: () => number } {
+  const rows = MINHASH_BINS / bands;
+  const band = seed % bands;
+  const [stored, probed] = keyCollision(seed, band, bands);
+  const r = mulberry32Uint32(seed ^ 0x5bd1e995);
+  const a = new Uint8Array(SKETCH_BINS).map(() => r() & 0x7f);
+  const b = a.map((x) => x | 0x80);
+  a.set(stored, band * rows);
+  b.set(probed, band * rows);
+  return { a, b, band, rows, r };
+}
+
 test('a page whose band only hashes like the probe\'s (a 32-bit key collision) is no candidate, in the buffer and in the runs', () => {
   // At 10M pages, 14 bands put 140M keys in 2^32 values: a page's 14 keys met about 0.46
   // unrelated pages, each a disk read of its record to turn it down.
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 0x7fffffff }), fc.constantFrom(2, 4, 7, 14), fc.constantFrom(undefined, 1, 3), fc.nat(40), (seed, bands, bound, later) => {
-      const rows = MINHASH_BINS / bands;
-      const band = seed % bands;
-      const [stored, probed] = keyCollision(seed, band, bands);
-      const r = mulberry32Uint32(seed ^ 0x5bd1e995);
-      // Every other bin differs between the two sketches, so they share no band.
-      const a = new Uint8Array(SKETCH_BINS).map(() => r() & 0x7f);
-      const b = a.map((x) => x | 0x80);
-      a.set(stored, band * rows);
-      b.set(probed, band * rows);
+      const { a, b, band, rows, r } = collidingSketches(seed, bands);
       assert.equal(bandKey(a, band, rows), bandKey(b, band, rows));
       assert.equal(shareBand(a, b, bands), false);
       const store = new PageStore(16, SKETCH_BINS);
@@ -361,14 +358,7 @@ test('a key collision whose check differs costs no disk read once the fingerprin
   // then matches its fingerprint 1 time in 2^(8 - key bits), not always, and is not read.
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 0x7fffffff }), fc.constantFrom(2, 4, 7, 14), (seed, bands) => {
-      const rows = MINHASH_BINS / bands;
-      const band = seed % bands;
-      const [stored, probed] = keyCollision(seed, band, bands);
-      const r = mulberry32Uint32(seed ^ 0x5bd1e995);
-      const a = new Uint8Array(SKETCH_BINS).map(() => r() & 0x7f);
-      const b = a.map((x) => x | 0x80);
-      a.set(stored, band * rows);
-      b.set(probed, band * rows);
+      const { a, b, band, rows } = collidingSketches(seed, bands);
       fc.pre(((bandCheck(a, band, rows) ^ bandCheck(b, band, rows)) & 0xff) !== 0);
       const reads = (keyBits: number): number =>
         withFingerprintKeyBitsResult(keyBits, () => {
