@@ -176,6 +176,8 @@ interface MemoryRun {
   pagesHeld: number;
   tier: string;
   plan: string;
+  /** DEDUP_MEMORY_BUDGET_BYTES the plan was made within (absent or 0: none). */
+  memoryBudgetBytes?: number;
   fill?: string;
   ramBytesPerPage: number;
   peakRamBytesPerPage: number;
@@ -221,7 +223,8 @@ export function renderSizingTable(): string {
     );
     for (const r of measured) {
       const b = r.breakdownBytesPerPage;
-      lines.push(`| ${thousands(r.pagesHeld)} | ${r.fill ?? 'decide'} | ${r.plan} | ${r.ramBytesPerPage} | ${r.peakRamBytesPerPage} | ${(b.tables + b.fingerprints).toFixed(1)} | ${b.pageStore} | ${b.bands} | ${r.diskBytesPerPage} | ${r.microsPerDecision} | ${r.cpuMicrosPerDecision ?? '-'} | ${r.loadAverage?.[0] ?? '-'} |`);
+      const plan = r.memoryBudgetBytes ? `${r.plan} (within DEDUP_MEMORY_BUDGET_BYTES=${thousands(r.memoryBudgetBytes)})` : r.plan;
+      lines.push(`| ${thousands(r.pagesHeld)} | ${r.fill ?? 'decide'} | ${plan} | ${r.ramBytesPerPage} | ${r.peakRamBytesPerPage} | ${(b.tables + b.fingerprints).toFixed(1)} | ${b.pageStore} | ${b.bands} | ${r.diskBytesPerPage} | ${r.microsPerDecision} | ${r.cpuMicrosPerDecision ?? '-'} | ${r.loadAverage?.[0] ?? '-'} |`);
     }
   }
   return lines.join('\n');

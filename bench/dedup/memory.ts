@@ -15,6 +15,9 @@
  *
  * (MALLOC_MMAP_THRESHOLD_ and NODE_OPTIONS as the container image sets them: deploy/docker/Dockerfile.)
  *
+ * DEDUP_MEMORY_BUDGET_BYTES bounds the plan as it does the product's (src/index/planner.ts): at 100M
+ * pages the defaults plan 10 tables, and a budget of 70 B a page keeps 4 (the row records it).
+ *
  * MEMORY_BENCH_TIMED=n times n decisions (by default 20,000, and 100,000 from 10M pages held). MEMORY_BENCH_TRACE=1
  * prints, for all the timed decisions and for the slowest 1% and 0.1%, the tier reads per decision
  * by blob (and the mean time of one), the candidates, and the share of the time of the decisions
@@ -124,7 +127,9 @@ function page(i: number): Input {
   return input;
 }
 
-const config = loadConfig({ DEDUP_EXPECTED_FINGERPRINTS: String(pages) });
+// The plan for N, as the defaults give it; DEDUP_MEMORY_BUDGET_BYTES (as an operator sets it) bounds it.
+const budget = process.env.DEDUP_MEMORY_BUDGET_BYTES;
+const config = loadConfig({ DEDUP_EXPECTED_FINGERPRINTS: String(pages), ...(budget === undefined ? {} : { DEDUP_MEMORY_BUDGET_BYTES: budget }) });
 const plan = planFromConfig(config);
 const index = FingerprintIndex.create({ plan, initialCapacity: Math.min(pages, 1 << 20) });
 const store = new (PageStore as unknown as new (c: number, s: number, t?: unknown) => InstanceType<typeof PageStore>)(1024, SKETCH_BINS, tier);
@@ -332,6 +337,8 @@ const run = {
   /** Where the RSS is, by V8's account (after a full collection): the JS heap, and the typed arrays' buffers outside it. */
   processBytesPerPage: { heapUsed: per(usage.heapUsed), heapTotal: per(usage.heapTotal), arrayBuffers: per(usage.arrayBuffers) },
   plan: `${plan.tables.length} tables, blocks ${plan.blockWidths.join('/')}`,
+  /** DEDUP_MEMORY_BUDGET_BYTES the plan was made within; 0 = none (the defaults). */
+  memoryBudgetBytes: config.memoryBudgetBytes,
   bands: config.secondStageBands,
   /** The bands' sorted runs in the tier when the timing began, and their reads per decision (pread with a file tier). */
   bandRuns,
