@@ -12,6 +12,12 @@
  * Load stays at or below 70%; deletion shifts the following entries back
  * (no tombstones), so lookups stay short after any number of evictions.
  *
+ * The table has any number of slots, not a power of two: a key's home is the
+ * top of its mixed hash scaled to the size (for a power of two, exactly its
+ * top bits, the layout version 6 snapshots hold). A table grows to 50% load
+ * when it passes 70% (1.4 times the slots), so it holds 5.7 to 8 bytes a
+ * page; doubling held 5.7 to 11.4 (10.7 at 100M pages, in 2^28 slots).
+ *
  * Ids are hashed in their stored form: UTF-8 turns a lone surrogate into
  * U+FFFD, so an id is keyed as its well-formed version (the same string for
  * every well-formed id).
@@ -46,36 +52,36 @@ export function keyOfHash(lo: number): number {
   return (lo & idKeyTuning.mask) >>> 0;
 }
 
-/** The home slot: the top bits of a multiplicative hash of the key (so not the bits a narrowed key lacks). */
-function home(key: number, shift: number): number {
-  return shift >= 32 ? 0 : Math.imul(key, 0x9e3779b1) >>> shift;
+/** The home slot: the top of a multiplicative hash of the key, scaled to the table (so not the bits a narrowed key lacks). */
+export function home(key: number, slots: number): number {
+  const h = Math.imul(key, 0x9e3779b1) >>> 0;
+  // floor(h * slots / 2^32), exact: each 16-bit half of h times slots stays below 2^53.
+  return Math.floor(((h >>> 16) * slots + Math.floor(((h & 0xffff) * slots) / 65536)) / 65536);
 }
 
-function shiftOf(slots: number): number {
-  return 32 - (31 - Math.clz32(slots));
+/** The slots a table of `used` ids is given when it is sized: 50% load, at least MIN_SLOTS. */
+export function slotsFor(used: number): number {
+  return Math.max(MIN_SLOTS, used * 2);
 }
 
 export class IdTable {
   table: Uint32Array;
   slots: number;
   used = 0;
-  private shift: number;
 
   constructor(
     private readonly keys: RefKeys,
     slots = MIN_SLOTS,
   ) {
     this.slots = slots;
-    this.shift = shiftOf(slots);
     this.table = new Uint32Array(slots);
   }
 
-  /** Adopts a decoded table laid out by this table's homes (already checked: a power-of-two size, `used` filled slots, one empty at least). */
+  /** Adopts a decoded table laid out by this table's homes (already checked: `used` filled slots, one empty at least). */
   static from(keys: RefKeys, table: Uint32Array, used: number): IdTable {
     const t = new IdTable(keys, 0);
     t.table = table;
     t.slots = table.length;
-    t.shift = shiftOf(table.length);
     t.used = used;
     return t;
   }
@@ -99,7 +105,7 @@ export class IdTable {
 
   /** Stores ref (whose key the RefKeys give already, and whose id is the probed one) unless the id is stored (then returns false and changes nothing). */
   tryInsert(ref: number): boolean {
-    if ((this.used + 1) * 10 > this.slots * 7) this.rehash(this.slots * 2);
+    if ((this.used + 1) * 10 > this.slots * 7) this.rehash(slotsFor(this.used + 1));
     const slot = this.probe(this.keys.keyOf(ref));
     if (this.table[slot] !== 0) return false;
     this.table[slot] = ref + 1;
@@ -109,45 +115,44 @@ export class IdTable {
 
   /** Removes ref, which must be stored. */
   remove(ref: number): void {
-    const mask = this.slots - 1;
-    let slot = home(this.keys.keyOf(ref), this.shift);
+    const slots = this.slots;
+    let slot = home(this.keys.keyOf(ref), slots);
     while (this.table[slot] !== ref + 1) {
       if (this.table[slot] === 0) throw new DedupError('INDEX_LIMIT', `page store: ref ${ref} is missing from its id table`);
-      slot = (slot + 1) & mask;
+      if (++slot === slots) slot = 0;
     }
     this.deleteSlot(slot);
   }
 
-  /** Shrinks to the smallest size at or below 35% load (after evictions). */
+  /** Shrinks to 50% load once evictions leave it below 35%. */
   shrink(): void {
-    let slots = MIN_SLOTS;
-    while (slots * 7 < this.used * 20) slots *= 2;
-    if (slots < this.slots) this.rehash(slots);
+    const slots = slotsFor(this.used);
+    if (slots * 10 < this.slots * 7) this.rehash(slots);
   }
 
   /** The slot holding the probed id, or the empty slot where it would go. */
   private probe(key: number): number {
     const table = this.table;
     const keys = this.keys;
-    const mask = this.slots - 1;
-    let slot = home(key, this.shift);
+    const slots = this.slots;
+    let slot = home(key, slots);
     for (;;) {
       const r = table[slot]!;
       if (r === 0) return slot;
       if (keys.keyOf(r - 1) === key && keys.isProbedId(r - 1)) return slot;
-      slot = (slot + 1) & mask;
+      if (++slot === slots) slot = 0;
     }
   }
 
   /** Deletion by backward shift: an entry may move into the hole unless its home lies cyclically in (hole, j]. */
   private deleteSlot(hole: number): void {
     const table = this.table;
-    const mask = this.slots - 1;
+    const slots = this.slots;
     let j = hole;
     for (;;) {
-      j = (j + 1) & mask;
+      if (++j === slots) j = 0;
       if (table[j] === 0) break;
-      const h = home(this.keys.keyOf(table[j]! - 1), this.shift);
+      const h = home(this.keys.keyOf(table[j]! - 1), slots);
       const stays = hole <= j ? hole < h && h <= j : hole < h || h <= j;
       if (stays) continue;
       table[hole] = table[j]!;
@@ -161,19 +166,18 @@ export class IdTable {
     const old = this.table;
     this.table = new Uint32Array(slots);
     this.slots = slots;
-    this.shift = shiftOf(slots);
     this.place(old);
   }
 
   /** Enters every ref of `old` (ref + 1 per slot) by its key, without comparing ids (they are distinct). */
   private place(old: Uint32Array): void {
     const table = this.table;
-    const mask = this.slots - 1;
+    const slots = this.slots;
     for (let o = 0; o < old.length; o++) {
       const r = old[o]!;
       if (r === 0) continue;
-      let slot = home(this.keys.keyOf(r - 1), this.shift);
-      while (table[slot] !== 0) slot = (slot + 1) & mask;
+      let slot = home(this.keys.keyOf(r - 1), slots);
+      while (table[slot] !== 0) if (++slot === slots) slot = 0;
       table[slot] = r;
     }
   }

@@ -1,5 +1,5 @@
 /**
- * Page store snapshot, version 6, little-endian:
+ * Page store snapshot, version 7, little-endian:
  *
  *   u32 x 12: magic 'PGST', version, base, refLimit, slots, used,
  *             nextSequence (low 32 bits, high 21 bits), sketchBytes,
@@ -7,13 +7,15 @@
  *   u8  flags[n]                         n = refLimit - base: HELD, and the page's flags (in its record too)
  *   f64 sequence[n]
  *   u32 idKey[n]                         id-table.ts
- *   u32 table[slots]                     ref + 1 per slot (0 = empty)
+ *   u32 table[slots]                     ref + 1 per slot (0 = empty), any number of slots
  *   u8  record[n * (RECORD_HEAD + sketchBytes)]   the tier's records of refs base..refLimit,
  *                                        their name positions relative to the name bytes below
  *   u8  names[name bytes]                the tier's id bytes from the first record's on
  *
  * The RAM columns and the live part of the tier, as they are: a load copies
  * them in order, with nothing to rebuild but the relocation of name positions.
+ * Version 6 is the same but for its table, a power of two in size: laid out
+ * by the same homes (id-table.ts), it is read as it is.
  * Version 5 (a 64-bit id hash per ref, fetch times in RAM, 24-byte record
  * heads) is converted as it is read: its hash's low word is the key, its table
  * is laid out again, its fetch times go into the records. Versions 3 and 4
@@ -31,7 +33,9 @@ import { readSliced, type ByteSource } from '../index/index.js';
 import { keyOfHash } from './id-table.js';
 
 const MAGIC = 0x50475354; // 'PGST'
-export const PAGE_STORE_VERSION = 6;
+export const PAGE_STORE_VERSION = 7;
+/** Version 6: this layout, with a power-of-two table. */
+const VERSION_POWER_OF_TWO_TABLE = 6;
 const VERSION_WITH_HASHES = 5;
 /** Version 5's record head: no fetch time. */
 const RECORD_HEAD_5 = 24;
@@ -80,7 +84,7 @@ export interface PageStoreSink {
   flags(from: number, part: Uint8Array): void;
   sequences(from: number, part: Float64Array): void;
   keys(from: number, part: Uint32Array): void;
-  /** laidOut: the table is laid out by the keys (version 6); else its refs are to be entered again. */
+  /** laidOut: the table is laid out by the keys (versions 6 and 7); else its refs are to be entered again. */
   table(table: Uint32Array, laidOut: boolean): void;
   /** Records of refs from.. (in this version's layout), name positions relative to the snapshot's name bytes. */
   records(from: number, part: Uint8Array): void;
@@ -140,7 +144,7 @@ export function* encodePageStore(a: PageStoreSource, chunkBytes: number): Genera
   }
 }
 
-/** Reads the head; versions 6 and 5 are decoded into `sink` (5 converted), older versions return their head words for decodeLegacyPageStore. */
+/** Reads the head; versions 7, 6 and 5 are decoded into `sink` (5 converted), older versions return their head words for decodeLegacyPageStore. */
 export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32Array | null {
   if (source.remaining < HEAD_WORDS * 4) throw invalid('truncated snapshot');
   const head = new Uint32Array(HEAD_WORDS);
@@ -148,11 +152,11 @@ export function decodePageStore(source: ByteSource, sink: PageStoreSink): Uint32
   const [magic, version, base, refLimit, slots, used, seqLo, seqHi, sketchBytes, namesLo, namesHi] = head as unknown as number[];
   if (magic !== MAGIC) throw invalid('bad magic number');
   if (version === VERSION_WITH_SKETCHES || version === VERSION_WITHOUT_SKETCHES) return head;
-  if (version !== PAGE_STORE_VERSION && version !== VERSION_WITH_HASHES) throw invalid(`unknown version ${version}`);
+  if (version !== PAGE_STORE_VERSION && version !== VERSION_POWER_OF_TWO_TABLE && version !== VERSION_WITH_HASHES) throw invalid(`unknown version ${version}`);
   const v5 = version === VERSION_WITH_HASHES;
   if (sketchBytes! > MAX_SKETCH_BYTES) throw invalid(`bad sketch size ${sketchBytes}`);
   if (base! > refLimit! || refLimit! >= NO_ENTRY) throw invalid(`bad ref range ${base}..${refLimit}`);
-  if (slots! < 16 || slots! > MAX_SLOTS || (slots! & (slots! - 1)) !== 0) throw invalid('bad table size');
+  if (slots! < 16 || slots! > MAX_SLOTS || (version !== PAGE_STORE_VERSION && (slots! & (slots! - 1)) !== 0)) throw invalid('bad table size');
   if (used! >= slots! || head[11] !== 0 || seqHi! >= 2 ** 21 || namesHi! >= 2 ** 16) throw invalid('bad counts');
   const n = refLimit! - base!;
   const nameBytes = namesHi! * 2 ** 32 + namesLo!;

@@ -44,7 +44,7 @@
 import { DedupError } from '../errors.js';
 import { SKETCH_BINS, isKnownSketch, numbersAgreeAt, sketchSize, sketchesAgreeAt } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
-import { IdTable, MIN_SLOTS, idKey, keyOfHash, type RefKeys } from './id-table.js';
+import { IdTable, idKey, keyOfHash, slotsFor, type RefKeys } from './id-table.js';
 import { MemoryBlobStore, memoryPageTier, type PageTier } from './blob-store.js';
 import {
   FETCHED_AT,
@@ -176,9 +176,7 @@ export class PageStore implements RefKeys {
     readonly sketchBytes = 0,
     tier: PageTier = memoryPageTier(),
   ) {
-    let slots = MIN_SLOTS;
-    while (slots < initialCapacity * 2) slots *= 2;
-    this.ids = new IdTable(this, slots);
+    this.ids = new IdTable(this, slotsFor(initialCapacity));
     this.tier = tier;
     this.tierFirst = tier.records.byteLength === 0 ? 0 : -1;
     this.recordBytes = RECORD_HEAD + sketchBytes;
