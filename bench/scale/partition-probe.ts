@@ -14,13 +14,20 @@
  * moved, the same band key), so probes find candidates in both the table
  * index and the band log.
  *
- *   npx tsc -p tsconfig.json && node --expose-gc dist/bench/scale/partition-probe.js [entries=1000000,10000000] [timed=50000]
+ *   npx tsc -p tsconfig.json && node --expose-gc dist/bench/scale/partition-probe.js [entries=1000000,10000000] [timed=50000] [tier=file|memory]
  *
- * Writes bench/results/partition-probe.json: per N, microseconds per
- * entry (probe then record; table and band entries apart, and quantiles),
- * the partition's arrays in bytes per entry, and the process's RSS growth.
+ * tier=file (the default) gives the partition a page tier of scratch files,
+ * as the routed holder does (ids, sketches and the band keys' sorted runs on
+ * disk, read with pread); tier=memory keeps them in RAM.
+ *
+ * Writes bench/results/partition-probe.json (a run of the same N and tier is
+ * replaced): per N, microseconds per entry (probe then record; table and
+ * band entries apart, and quantiles), the partition's bytes per entry in RAM
+ * (its arrays, and the tier's when it is in memory) and on disk, and the
+ * process's RSS growth.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -29,9 +36,13 @@ import { planFromBlocks } from '../../src/index/index.js';
 import type { SecondStage } from '../../src/dedup/decider.js';
 import { SKETCH_BINS } from '../../src/fingerprint/index.js';
 import { mulberry32 } from '../../src/mulberry32.js';
+import { memoryPageTier } from '../../src/dedup/blob-store.js';
+import { filePageTier } from '../../src/storage/file-blob-store.js';
 
 const SIZES = (process.argv[2] ?? '1000000,10000000').split(',').map(Number);
 const TIMED = Number(process.argv[3] ?? 50_000);
+const TIER = process.argv[4] ?? 'file';
+if (TIER !== 'file' && TIER !== 'memory') throw new Error(`tier must be file or memory, not ${TIER}`);
 const STAGE: SecondStage = { radius: 3, minSimilarity: 0.85, bands: 14 };
 const PLAN = planFromBlocks(3, [16, 16, 16, 16]);
 const TABLE_SHARE = 4 / 18;
@@ -86,10 +97,17 @@ function rss(): number {
 
 const quantile = (sorted: Float64Array, q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-const runs = [];
+interface Run {
+  entriesHeld: number;
+  tier?: string;
+}
+const runs: Run[] = [];
 for (const size of SIZES) {
   const rss0 = rss();
-  const partition = new IndexPartition(0, PLAN, 3, STAGE);
+  const scratch = TIER === 'file' ? mkdtempSync(join(tmpdir(), 'partition-probe-')) : null;
+  const files = scratch === null ? null : filePageTier(scratch);
+  const tier = files ?? memoryPageTier();
+  const partition = new IndexPartition(0, PLAN, 3, STAGE, null, tier);
   // Kept to make near copies of: a sample of the held entries.
   const sample: RoutedPage[] = [];
   const fillStart = performance.now();
@@ -128,9 +146,13 @@ for (const size of SIZES) {
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const sorted = times.slice().sort();
-  const arrays = partition.index.byteLength + partition.store.byteLength + partition.store.tierByteLength + (partition.bands?.byteLength ?? 0);
+  // The page store's byteLength counts a memory tier's blobs; the band runs' blobs are counted here.
+  const bandRuns = partition.bands?.bands.bytesOnDisk ?? 0;
+  const ram = partition.index.byteLength + partition.store.byteLength + (partition.bands?.byteLength ?? 0) + (scratch === null ? bandRuns : 0);
+  const disk = scratch === null ? 0 : partition.store.tierByteLength + bandRuns;
   const run = {
     entriesHeld: size,
+    tier: TIER,
     tableEntries: partition.size,
     bandEntries: partition.bands?.size ?? 0,
     microsPerEntry: Number(((wallMs * 1000) / TIMED).toFixed(2)),
@@ -139,15 +161,24 @@ for (const size of SIZES) {
     microsPerBandEntry: Number(((bandMs * 1000) / bandCount).toFixed(2)),
     microsQuantiles: { p50: Number(quantile(sorted, 0.5).toFixed(2)), p99: Number(quantile(sorted, 0.99).toFixed(2)), max: Number(sorted[sorted.length - 1]!.toFixed(1)) },
     entriesWithAnswers: found / TIMED,
-    arrayBytesPerEntry: Number((arrays / (size + TIMED)).toFixed(1)),
+    /** The partition's arrays, and its tier's blobs when they are in memory. */
+    ramBytesPerEntry: Number((ram / (size + TIMED)).toFixed(1)),
+    /** The tier's files: records, ids, sketches and band runs. */
+    diskBytesPerEntry: Number((disk / (size + TIMED)).toFixed(1)),
     rssBytesPerEntry: Number(((rssFilled - rss0) / size).toFixed(1)),
     fillSeconds: Number(fillSeconds.toFixed(1)),
+    loadAverage: loadavg().map((x) => Number(x.toFixed(2))),
   };
   runs.push(run);
   console.log(JSON.stringify(run));
+  files?.close();
+  if (scratch !== null) rmSync(scratch, { recursive: true, force: true });
 }
 
+const old = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { runs: Run[] }) : { runs: [] };
+const kept = old.runs.filter((r) => r.tier !== undefined && !runs.some((n) => n.entriesHeld === r.entriesHeld && n.tier === r.tier));
+const all = [...kept, ...runs].sort((a, b) => a.entriesHeld - b.entriesHeld || (a.tier ?? '').localeCompare(b.tier ?? ''));
 writeFileSync(
   RESULTS,
-  `${JSON.stringify({ generatedBy: 'bench/scale/partition-probe.ts', date: new Date().toISOString(), node: process.version, timedEntries: TIMED, plan: '4 tables, blocks 16/16/16/16', bands: STAGE.bands, loadAverage: (await import('node:os')).loadavg().map((x) => Number(x.toFixed(2))), runs }, null, 2)}\n`,
+  `${JSON.stringify({ generatedBy: 'bench/scale/partition-probe.ts', date: new Date().toISOString(), node: process.version, timedEntries: TIMED, plan: '4 tables, blocks 16/16/16/16', bands: STAGE.bands, runs: all }, null, 2)}\n`,
 );

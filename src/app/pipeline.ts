@@ -303,7 +303,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
   closers.push('log appender', () => appender.disconnect());
   const topics = { pages: config.pagesTopic, index: config.indexTopic, order: config.orderTopic, replies: config.repliesTopic, ids: config.idsTopic };
   const secondStage = secondStageFromConfig(config);
-  holder = createRoutedHolder({ kafka, topics, groupId: config.groupId, instanceId: config.instanceId, plan, indexPartitions: config.indexPartitions, k: config.k, secondStage, appender, metrics, logger, onFatal: (error) => fail(error) });
+  holder = createRoutedHolder({ kafka, topics, groupId: config.groupId, instanceId: config.instanceId, plan, indexPartitions: config.indexPartitions, k: config.k, secondStage, appender, tierDir: joinPath(config.stateDir, 'routed-tier'), metrics, logger, onFatal: (error) => fail(error) });
   await holder.start();
   closers.push('index holder', () => holder!.stop());
   const processor = batchProcessor(config, common, null);

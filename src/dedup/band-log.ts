@@ -21,6 +21,7 @@
  */
 import { MINHASH_BINS, SKETCH_BINS, numbersAgreeAt, sketchSize } from '../fingerprint/feature-sketch.js';
 import { SketchBands } from './sketch-bands.js';
+import type { RunBlob } from './blob-store.js';
 
 const TAIL = SKETCH_BINS - MINHASH_BINS;
 
@@ -32,8 +33,9 @@ export class BandLog {
   private tails = new Uint8Array(TAIL * 256);
   private length = 0;
 
-  constructor(bands: number) {
-    this.bands = new SketchBands(bands);
+  /** `blobs`: new blobs for the keys' sorted runs (a page tier's scratch files in the service); in memory when absent. */
+  constructor(bands: number, blobs?: () => RunBlob) {
+    this.bands = new SketchBands(bands, blobs === undefined ? {} : { blobs });
   }
 
   /** Pages held. */

@@ -39,6 +39,7 @@
  */
 import { FingerprintIndex, createQueryResult, type QueryResult, type TablePlan } from '../index/index.js';
 import { FLAG_SHORT, PageStore } from './page-store.js';
+import { memoryPageTier, type PageTier } from './blob-store.js';
 import { createSketchCheck, loadSketch, type Closest, type SecondStage, type SketchCheck } from './decider.js';
 import { BandLog } from './band-log.js';
 import { firstRefFrom } from './sequence-search.js';
@@ -244,15 +245,20 @@ export class IndexPartition {
   /** Names each unsettled candidate's home (its table-0 partition), as a reply sends it; null: candidates go without one. */
   private readonly routing: IndexRouting | null;
 
-  constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null, routing: IndexRouting | null = null) {
+  /**
+   * `tier`: where the page store keeps its records, ids and sketches, and the band keys their
+   * sorted runs (the service gives scratch files, as single mode's page store has; in memory
+   * when absent).
+   */
+  constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null, routing: IndexRouting | null = null, tier: PageTier = memoryPageTier()) {
     this.partition = partition;
     this.routing = routing;
     this.index = FingerprintIndex.create({ plan, initialCapacity: 1024, tableMasks: true });
-    this.store = new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS);
+    this.store = new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS, tier);
     this.radius = secondStage?.radius ?? k;
     if (this.radius > plan.k) throw new RangeError(`partition ${partition}: the plan answers up to ${plan.k} bits, not ${this.radius}`);
     this.check = createSketchCheck(k, secondStage);
-    this.bands = secondStage !== null && (secondStage.bands ?? 0) > 0 ? new BandLog(secondStage.bands!) : null;
+    this.bands = secondStage !== null && (secondStage.bands ?? 0) > 0 ? new BandLog(secondStage.bands!, tier.runs) : null;
   }
 
   get size(): number {

@@ -14,6 +14,10 @@
  * its home, more candidates after a cursor) come through the same index log
  * and are answered once the partition has applied the sequence they name.
  *
+ * Each held partition keeps its ids, sketches and band runs in a page tier of
+ * its own, scratch files under the state directory (as single mode's page
+ * store does), dropped when the partition is released.
+ *
  * Restore is a replay: a partition taken on starts empty and applies every
  * order record from the start of dedup.order, with its index log from its
  * start (no snapshots yet). Replies are written again only for chunks not
@@ -32,6 +36,8 @@ import type { TablePlan } from '../index/index.js';
 import type { SecondStage } from '../dedup/decider.js';
 import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
 import { IndexRouting } from '../dedup/routing.js';
+import { filePageTier } from '../storage/file-blob-store.js';
+import { join as joinPath } from 'node:path';
 
 /** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
 const MORE_PAGES_PER_ANSWER = 8;
@@ -68,6 +74,8 @@ export interface RoutedHolderOptions {
   readonly k: number;
   readonly secondStage: SecondStage | null;
   readonly appender: LogAppender;
+  /** Where each held partition's page tier goes (a directory per partition); in memory when absent. */
+  readonly tierDir?: string;
   readonly metrics: DedupMetrics;
   readonly logger: Logger;
   readonly onFatal: (error: unknown) => void;
@@ -158,6 +166,8 @@ export function addTraffic(a: Traffic, b: Traffic): Traffic {
 
 interface Held {
   state: IndexPartition;
+  /** Closes the partition's page tier (its scratch files); nothing for a tier in memory. */
+  close(): void;
   /** The next order offset this partition applies; earlier ones are applied or skipped. */
   appliedNext: number;
   /** Order offset this partition must reach to be caught up (the log's end when taken on). */
@@ -451,6 +461,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     const keep = new Set(wanted);
     for (const q of [...held.keys()]) {
       if (!keep.has(q)) {
+        held.get(q)!.close();
         held.delete(q);
         logger.info('index partition released', { partition: q });
       }
@@ -462,7 +473,9 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       // Ready once the new partitions have applied the order log as far as it is now.
       const readyAt = Math.max(orderEnd, Number((await endOffsets(kafka, topics.order))['0'] ?? '0'));
       for (const q of fresh) {
-        held.set(q, { state: new IndexPartition(q, options.plan, options.k, options.secondStage, routing), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map() });
+        const tier = options.tierDir === undefined ? undefined : filePageTier(joinPath(options.tierDir, `partition-${q}`));
+        const state = new IndexPartition(q, options.plan, options.k, options.secondStage, routing, tier);
+        held.set(q, { state, close: () => tier?.close(), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map() });
         consumer.seek({ topic: topics.index, partition: q, offset: '0' });
       }
       // The order log again from its start: the new partitions apply it all, the others skip what they applied.
@@ -527,6 +540,10 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       await consumer.stop().catch(() => undefined);
       await consumer.disconnect().catch(() => undefined);
       await admin?.disconnect().catch(() => undefined);
+      await exclusive(async () => {
+        for (const h of held.values()) h.close();
+        held.clear();
+      });
     },
   };
 }

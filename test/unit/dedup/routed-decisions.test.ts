@@ -13,7 +13,9 @@
  * than a probe looks at: CHAIN_LIMIT), failovers in mid-stream, where a
  * holder loses its state and is rebuilt from its partition's log, and the
  * second round that confirms candidates at their homes, where alone a
- * page's whole sketch is kept.
+ * page's whole sketch is kept. The owner keeps its page tier in memory and
+ * the standby in scratch files (as the service does): the two must answer
+ * alike at every step.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +30,14 @@ import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { FingerprintIndex, planFromBlocks, type TablePlan } from '../../../src/index/index.js';
 import { shareBand } from '../../support/sketch-bands-oracle.js';
 import { mulberry32 } from '../../support/rng.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { memoryPageTier, type PageTier } from '../../../src/dedup/blob-store.js';
+import { filePageTier } from '../../../src/storage/file-blob-store.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'routed-decisions-test-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 const rng = mulberry32;
 
@@ -97,16 +107,31 @@ type Decided = Pick<Verdict, 'verdict' | 'duplicateOf' | 'distance' | 'repeated'
 /** A partition's holder and what rebuilds it: the pages it applied, in order (its log). */
 interface Holder {
   state: IndexPartition;
+  /** Closes the state's page tier (scratch files for a standby). */
+  close: () => void;
   readonly log: { page: RoutedPage; sequence: number }[];
 }
 
+/** A holder's state: the owner's (h = 0) page tier in memory, the standby's in scratch files. */
+function holderState(q: number, h: number, plan: TablePlan, stage: SecondStage | null, routing: IndexRouting): { state: IndexPartition; close: () => void } {
+  const files = h === 0 ? null : filePageTier(join(scratch, `partition-${q}`));
+  const tier: PageTier = files ?? memoryPageTier();
+  return { state: new IndexPartition(q, plan, 3, stage, routing, tier), close: () => files?.close() };
+}
+
 /** The routed protocol in memory. Returns the verdicts by stream position, and the pages in decision order. */
-function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number): { verdicts: Decided[]; order: Page[]; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number; fingerprintsSent: number } {
-  const r = rng(seed);
+function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number): { verdicts: Decided[]; order: Page[]; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number; fingerprintsSent: number; standbyRunBytes: number } {
   const routing = new IndexRouting(plan, layout.indexPartitions, stage?.bands ?? 0);
-  const holders = Array.from({ length: layout.indexPartitions }, (_, q) =>
-    Array.from({ length: 2 }, (): Holder => ({ state: new IndexPartition(q, plan, 3, stage, routing), log: [] })),
-  );
+  const holders = Array.from({ length: layout.indexPartitions }, (_, q) => Array.from({ length: 2 }, (_, h): Holder => ({ ...holderState(q, h, plan, stage, routing), log: [] })));
+  try {
+    return routedWith(holders, pages, plan, stage, layout, seed, routing);
+  } finally {
+    for (const pair of holders) for (const h of pair) h.close();
+  }
+}
+
+function routedWith(holders: Holder[][], pages: Page[], plan: TablePlan, stage: SecondStage | null, layout: Layout, seed: number, routing: IndexRouting): ReturnType<typeof routed> {
+  const r = rng(seed);
   // Input partitions by page id (a crawler keys pages by id), each cut into chunks.
   const queues: number[][] = Array.from({ length: layout.inputPartitions }, () => []);
   pages.forEach((p, i) => queues[homeShard(p.id, layout.inputPartitions)]!.push(i));
@@ -217,13 +242,18 @@ function routed(pages: Page[], plan: TablePlan, stage: SecondStage | null, layou
       // One holder loses everything and is rebuilt from its partition's log (dedup.index and
       // dedup.order): the rebuilt state must answer as the survivor does from here on.
       const q = Math.floor(r() * layout.indexPartitions);
-      const h = holders[q]![Math.floor(r() * 2)]!;
-      h.state = new IndexPartition(q, plan, 3, stage, routing);
+      const which = Math.floor(r() * 2);
+      const h = holders[q]![which]!;
+      h.close();
+      Object.assign(h, holderState(q, which, plan, stage, routing));
       for (const { page, sequence: s } of h.log) h.state.apply(page, s);
       failovers++;
     }
   }
-  return { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks: moreAsked + confirmsAsked, fingerprintsSent };
+  // Band runs the standbys wrote to their scratch files (the long streams merge band keys into runs).
+  let standbyRunBytes = 0;
+  for (const pair of holders) standbyRunBytes += pair[1]!.state.bands?.bands.bytesOnDisk ?? 0;
+  return { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks: moreAsked + confirmsAsked, fingerprintsSent, standbyRunBytes };
 }
 
 function single(order: Page[], plan: TablePlan, stage: SecondStage | null): Map<Page, Decided> {
@@ -236,12 +266,13 @@ function single(order: Page[], plan: TablePlan, stage: SecondStage | null): Map<
   return out;
 }
 
-function check(name: string, plan: TablePlan, stage: SecondStage | null, seeds: number, n: number, templated: number, partitionCounts: readonly number[] = [1, 3, 8, 16, 64]): { duplicates: number; repeats: number; beyondK: number; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number; fingerprintsSent: number } {
-  const totals = { duplicates: 0, repeats: 0, beyondK: 0, failovers: 0, unsettledPages: 0, moreAsked: 0, roundTrips: 0, decideJoinedAsks: 0, fingerprintsSent: 0 };
+function check(name: string, plan: TablePlan, stage: SecondStage | null, seeds: number, n: number, templated: number, partitionCounts: readonly number[] = [1, 3, 8, 16, 64]): { duplicates: number; repeats: number; beyondK: number; failovers: number; unsettledPages: number; moreAsked: number; roundTrips: number; decideJoinedAsks: number; fingerprintsSent: number; standbyRunBytes: number } {
+  const totals = { duplicates: 0, repeats: 0, beyondK: 0, failovers: 0, unsettledPages: 0, moreAsked: 0, roundTrips: 0, decideJoinedAsks: 0, fingerprintsSent: 0, standbyRunBytes: 0 };
   for (let seed = 1; seed <= seeds; seed++) {
     const pages = stream(seed * 7919, n, templated);
     const layout: Layout = { inputPartitions: 1 + (seed % 6), indexPartitions: partitionCounts[seed % partitionCounts.length]!, chunkMax: 1 + (seed % 40), failover: 0.1 };
-    const { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks, fingerprintsSent } = routed(pages, plan, stage, layout, seed);
+    const { verdicts, order, failovers, unsettledPages, moreAsked, roundTrips, decideJoinedAsks, fingerprintsSent, standbyRunBytes } = routed(pages, plan, stage, layout, seed);
+    totals.standbyRunBytes += standbyRunBytes;
     totals.roundTrips += roundTrips;
     totals.fingerprintsSent += fingerprintsSent;
     totals.decideJoinedAsks += decideJoinedAsks;
@@ -280,7 +311,8 @@ test('over a stream long enough that each partition merges its band keys into so
   // hold across both.
   const stage: SecondStage = { radius: 3, minSimilarity: 0.85, bands: 14 };
   const t = check('bands 14, long stream', PLAN_3, stage, 2, 4000, 0.1, [2, 3]);
-  assert.ok(t.beyondK > 500 && t.unsettledPages > 500 && t.moreAsked > 100, JSON.stringify(t));
+  // standbyRunBytes: the standbys' band runs were in their scratch files, and answered as the owners' in memory.
+  assert.ok(t.beyondK > 500 && t.unsettledPages > 500 && t.moreAsked > 100 && t.standbyRunBytes > 0, JSON.stringify(t));
 });
 
 test('with a wider radius and 7 bands, the routed index decides as one index does', () => {
