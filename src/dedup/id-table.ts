@@ -26,6 +26,8 @@ import { DedupError } from '../errors.js';
 import { hashString64, type Hash64 } from './string-hash.js';
 
 export const MIN_SLOTS = 1024;
+/** The most slots a table has: 4 GiB of slots, about 750M ids at 70% load. */
+export const MAX_SLOTS = 2 ** 30;
 
 /** Each held ref's id key, and its id, for the table. */
 export interface RefKeys {
@@ -59,9 +61,9 @@ export function home(key: number, slots: number): number {
   return Math.floor(((h >>> 16) * slots + Math.floor(((h & 0xffff) * slots) / 65536)) / 65536);
 }
 
-/** The slots a table of `used` ids is given when it is sized: 50% load, at least MIN_SLOTS. */
+/** The slots a table of `used` ids is given when it is sized: 50% load, at least MIN_SLOTS, at most MAX_SLOTS. */
 export function slotsFor(used: number): number {
-  return Math.max(MIN_SLOTS, used * 2);
+  return Math.min(MAX_SLOTS, Math.max(MIN_SLOTS, used * 2));
 }
 
 export class IdTable {
@@ -105,7 +107,10 @@ export class IdTable {
 
   /** Stores ref (whose key the RefKeys give already, and whose id is the probed one) unless the id is stored (then returns false and changes nothing). */
   tryInsert(ref: number): boolean {
-    if ((this.used + 1) * 10 > this.slots * 7) this.rehash(slotsFor(this.used + 1));
+    if ((this.used + 1) * 10 > this.slots * 7) {
+      if (this.slots >= MAX_SLOTS) throw new DedupError('INDEX_LIMIT', `page store: the id table holds ${this.used} ids, as many as ${MAX_SLOTS} slots take; shard the index`);
+      this.rehash(slotsFor(this.used + 1));
+    }
     const slot = this.probe(this.keys.keyOf(ref));
     if (this.table[slot] !== 0) return false;
     this.table[slot] = ref + 1;

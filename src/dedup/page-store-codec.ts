@@ -30,7 +30,7 @@
  */
 import { DedupError } from '../errors.js';
 import { readSliced, type ByteSource } from '../index/index.js';
-import { keyOfHash } from './id-table.js';
+import { MAX_SLOTS, keyOfHash } from './id-table.js';
 
 const MAGIC = 0x50475354; // 'PGST'
 export const PAGE_STORE_VERSION = 7;
@@ -44,7 +44,6 @@ const VERSION_WITHOUT_SKETCHES = 3;
 const MAX_SKETCH_BYTES = 256;
 const HEAD_WORDS = 12;
 const NO_ENTRY = 0xffffffff;
-const MAX_SLOTS = 2 ** 30;
 /** Refs per slice when a part streams. */
 const SLICE = 1 << 14;
 
