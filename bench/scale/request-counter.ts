@@ -8,7 +8,7 @@
  * saves. Writes `requests.<pid>.json` in REQUEST_COUNTER_DIR at once on
  * SIGUSR2 (the bench reads it when its clock starts and stops) and at exit.
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 
@@ -48,7 +48,11 @@ if (dir) {
     return write.call(this, chunk, ...rest);
   } as typeof Socket.prototype.write;
   const file = join(dir, `requests.${process.pid}.json`);
-  const dump = (): void => writeFileSync(file, JSON.stringify(counts));
+  // Written whole, then renamed: the bench never reads half a file.
+  const dump = (): void => {
+    writeFileSync(`${file}.tmp`, JSON.stringify(counts));
+    renameSync(`${file}.tmp`, file);
+  };
   process.on('SIGUSR2', dump);
   process.on('exit', dump);
 }

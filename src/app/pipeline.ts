@@ -47,7 +47,7 @@ import { createShardHolder, type ShardHolder } from '../consumers/sequence.consu
 import { createShardedPagesConsumer, type ShardedPagesConsumer } from '../consumers/sharded-pages.consumer.js';
 import type { ShardState } from '../dedup/shard-state.js';
 import { createKafka, ensureTopics } from '../kafka/client.js';
-import { addTraffic, createRoutedHolder, type RoutedHolder } from '../kafka/routed-holder.js';
+import { addTraffic, createRoutedHolder, routedTrafficCounts, type RoutedHolder } from '../kafka/routed-holder.js';
 import { createRoutedOwner, type RoutedOwner } from '../kafka/routed-owner.js';
 import type { Logger } from '../logger.js';
 import { readSnapshot, writeSnapshot } from './state-snapshot.js';
@@ -294,6 +294,7 @@ async function startRouted(config: DedupConfig, logger: Logger, registry: Regist
     indexTables: () => plan.tables.length,
     planCandidatesPerProbe: () => describePlan(plan, Math.max(1, held().reduce((n, s) => n + s.size, 0))).expectedCandidatesPerProbe,
     shardSizes: () => held().map((s) => [s.partition, s.size] as [number, number]),
+    routedTraffic: () => (owner && holder ? routedTrafficCounts(addTraffic(owner.traffic(), holder.traffic())) : []),
   });
   const { metrics, kafka, maxRecordBytes } = common;
   let fail!: (error: unknown) => void;

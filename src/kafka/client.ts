@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { DedupError } from '../errors.js';
 import { kafkaLogCreator, type Logger } from '../logger.js';
+import { stopIdleRequestQueueLoop } from './request-queue-idle.js';
 
 /**
  * The retry policy of every idempotent producer: the transactional verdict
@@ -66,6 +67,8 @@ export function kafkaClientId(config: Pick<KafkaClientOptions, 'clientId' | 'ins
 }
 
 export function createKafka(config: KafkaClientOptions, logger: Logger): Kafka {
+  // Every connection of kafkajs 2.2.4 otherwise wakes the event loop every millisecond while idle.
+  stopIdleRequestQueueLoop();
   const options: KafkaConfig = {
     clientId: kafkaClientId(config),
     brokers: [...config.brokers],

@@ -31,7 +31,7 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { DedupMetrics } from '../metrics/metrics.js';
+import type { DedupMetrics, RoutedTrafficCount } from '../metrics/metrics.js';
 import type { TablePlan } from '../index/index.js';
 import type { SecondStage } from '../dedup/decider.js';
 import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
@@ -147,6 +147,16 @@ export function countRead(traffic: Traffic, m: { key: Buffer | null; value: Buff
   const k = kindTraffic(traffic, m.value);
   k.readBytes += bytes;
   k.readRecords++;
+}
+
+/** A traffic count as the metrics export it: one line per record kind and direction that saw a record. */
+export function routedTrafficCounts(traffic: Traffic): RoutedTrafficCount[] {
+  const out: RoutedTrafficCount[] = [];
+  for (const [kind, k] of Object.entries(traffic.byKind)) {
+    if (k.readRecords > 0) out.push({ direction: 'read', kind, bytes: k.readBytes, records: k.readRecords });
+    if (k.writtenRecords > 0) out.push({ direction: 'written', kind, bytes: k.writtenBytes, records: k.writtenRecords });
+  }
+  return out;
 }
 
 /** Sums two traffic counts (an instance's owner and holder). */

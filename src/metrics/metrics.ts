@@ -21,6 +21,16 @@ export interface MetricsState {
   registryAvailable?(): boolean;
   /** Held shard → fingerprints (sharded mode only). */
   shardSizes?(): Iterable<[number, number]>;
+  /** Routed mode: bytes (keys and values) and records read from and written to its coordination topics so far, by record kind. */
+  routedTraffic?(): Iterable<RoutedTrafficCount>;
+}
+
+/** One line of routed mode's coordination traffic: what the owner and the holder counted for one record kind and direction. */
+export interface RoutedTrafficCount {
+  readonly direction: 'read' | 'written';
+  readonly kind: string;
+  readonly bytes: number;
+  readonly records: number;
 }
 
 const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -244,6 +254,29 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
+    // Counted in the owner and the holder as records pass, copied here at scrape time.
+    routedBytes: new Counter({
+      name: 'dedup_routed_bytes_total',
+      help: 'Bytes (keys and values) read from and written to the routed coordination topics (index, order, replies, ids), by direction and record kind (routed mode).',
+      labelNames: ['direction', 'kind'] as const,
+      registers,
+      collect() {
+        if (!state.routedTraffic) return;
+        this.reset();
+        for (const t of state.routedTraffic()) this.inc({ direction: t.direction, kind: t.kind }, t.bytes);
+      },
+    }),
+    routedRecords: new Counter({
+      name: 'dedup_routed_records_total',
+      help: 'Records read from and written to the routed coordination topics, by direction and record kind (routed mode).',
+      labelNames: ['direction', 'kind'] as const,
+      registers,
+      collect() {
+        if (!state.routedTraffic) return;
+        this.reset();
+        for (const t of state.routedTraffic()) this.inc({ direction: t.direction, kind: t.kind }, t.records);
+      },
+    }),
     registryAvailable: new Gauge({
       name: 'dedup_registry_available',
       help: '1 when the schema registry answered its last call (or none is configured); 0 while it does not, at start-up too, where the instance waits and retries unready.',
@@ -306,4 +339,6 @@ export const METRIC_NAMES: readonly string[] = Object.freeze([
   'dedup_sequence_records_applied_total',
   'dedup_sequence_lag_records',
   'dedup_answer_wait_seconds',
+  'dedup_routed_bytes_total',
+  'dedup_routed_records_total',
 ]);

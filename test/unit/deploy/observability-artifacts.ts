@@ -207,10 +207,11 @@ export function metricNamesIn(expr: string): string[] {
 
 /**
  * Series a single-mode process never exports: labelled by shard, reset at every
- * scrape and filled from the shards held (none in single mode). The other
+ * scrape and filled from the shards held (none in single mode), or by record
+ * kind of routed mode's coordination topics (none in single mode). The other
  * sharded-mode metrics carry no labels, so single mode exports them at 0.
  */
-export const SHARDED_ONLY_METRICS: ReadonlySet<string> = new Set(['dedup_shard_fingerprints']);
+export const SHARDED_ONLY_METRICS: ReadonlySet<string> = new Set(['dedup_shard_fingerprints', 'dedup_routed_bytes_total', 'dedup_routed_records_total']);
 
 /** True when an expression selects only sharded-only series, so it is empty for a single-mode process. */
 export function emptyInSingleMode(expr: string): boolean {
