@@ -33,6 +33,13 @@ export interface RoutedTrafficCount {
   readonly records: number;
 }
 
+/** Sets a routed traffic counter to the owner's and holder's counts (they count as records pass; a scrape copies them). */
+function copyRoutedTraffic(counter: Counter<'direction' | 'kind'>, state: MetricsState, field: 'bytes' | 'records'): void {
+  if (!state.routedTraffic) return;
+  counter.reset();
+  for (const t of state.routedTraffic()) counter.inc({ direction: t.direction, kind: t.kind }, t[field]);
+}
+
 const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 const BATCH_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const CANDIDATE_BUCKETS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384, 65536];
@@ -261,9 +268,7 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       labelNames: ['direction', 'kind'] as const,
       registers,
       collect() {
-        if (!state.routedTraffic) return;
-        this.reset();
-        for (const t of state.routedTraffic()) this.inc({ direction: t.direction, kind: t.kind }, t.bytes);
+        copyRoutedTraffic(this, state, 'bytes');
       },
     }),
     routedRecords: new Counter({
@@ -272,9 +277,7 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
       labelNames: ['direction', 'kind'] as const,
       registers,
       collect() {
-        if (!state.routedTraffic) return;
-        this.reset();
-        for (const t of state.routedTraffic()) this.inc({ direction: t.direction, kind: t.kind }, t.records);
+        copyRoutedTraffic(this, state, 'records');
       },
     }),
     registryAvailable: new Gauge({
