@@ -1,26 +1,34 @@
 /**
- * Chinese word segmentation with @node-rs/jieba (jieba-rs through N-API, the
- * prebuilt binary ships inside the npm package) and the dictionary it ships
- * (`@node-rs/jieba/dict.js`, 349k words). One instance per process (loading
- * the dictionary takes ~0.35 s and ~100 MB), created on first use.
+ * Chinese word segmentation: jieba's algorithm and dictionary (jieba-segmenter.ts), the words as
+ * offsets into the caller's code units. The dictionary is the one @node-rs/jieba ships
+ * (`@node-rs/jieba/dict.js`, 349k words); its native cut is what the differential test holds this
+ * one to, word for word. One segmenter per thread, created on first use (reading the dictionary
+ * takes about 0.35 s; the trie holds about 20 MB).
  *
- * The tokenizer hands over all Han runs of a page joined by '\n' in one call
- * (one N-API crossing per page); jieba returns '\n' as a token of its own, so
- * the words map back to their runs in order. HMM is on (jieba's default): it
+ * The tokenizer hands over all Han runs of a page joined by '\n' in one call; '\n' comes back as a
+ * word of its own, so the words map back to their runs in order. HMM is on (jieba's default): it
  * joins unknown names and new words instead of leaving single characters.
  */
+import { JiebaSegmenter } from './jieba-segmenter.js';
+
 export interface CjkSegmenter {
-  /** Segments text made of Han runs separated by '\n'; '\n' comes back as its own token. */
-  cut(runs: string): string[];
+  /**
+   * Cuts units[0..n) (Han runs separated by '\n') into words and returns how many there are;
+   * their end offsets are wordEnds[0..count), '\n' a word of its own.
+   */
+  cut(units: Uint16Array, n: number): number;
+  /** End offsets of the last cut's words (reallocated as it grows: read it after cut). */
+  readonly wordEnds: Int32Array;
+  /** The words of a string, for tests and tools. */
+  cutString(text: string): string[];
 }
 
 let shared: Promise<CjkSegmenter> | undefined;
 
 export function loadJiebaSegmenter(): Promise<CjkSegmenter> {
   shared ??= (async () => {
-    const [{ Jieba }, { dict }] = await Promise.all([import('@node-rs/jieba'), import('@node-rs/jieba/dict.js')]);
-    const jieba = Jieba.withDict(dict);
-    return { cut: (runs: string) => jieba.cut(runs, true) };
+    const { dict } = await import('@node-rs/jieba/dict.js');
+    return JiebaSegmenter.fromDictionary(dict);
   })();
   return shared;
 }

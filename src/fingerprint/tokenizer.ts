@@ -344,7 +344,6 @@ export interface TokenizeStats {
 
 export class Tokenizer {
   readonly stats: TokenizeStats = { nonSpace: 0, junk: 0, misread: 0 };
-  private readonly scratch = new Uint32Array(2);
   private readonly runs = new TextBuffer(1024);
   /** What the last emitted token was (LAST_*), and what came before it when it is a number. */
   private last = LAST_WORD;
@@ -374,7 +373,8 @@ export class Tokenizer {
   /** Tokenizes text[0..n) into out. */
   tokenize(text: Uint16Array, n: number, out: TokenBuffer): void {
     // Segmentation runs once, when the first Han run is met (English pages never pay for it).
-    let pieces: string[] | undefined;
+    /** Words of the page's Han runs (the segmenter's wordEnds), and the next one to emit. */
+    let words = 0;
     let segmented = this.cjk !== 'jieba' || this.segmenter === undefined;
     let pi = 0;
 
@@ -463,10 +463,10 @@ export class Tokenizer {
         const s = skipDateSuffix(text, i, e);
         if (s < e) {
           if (!segmented) {
-            pieces = this.segmentAll(text, i, n);
+            words = this.segmentAll(text, i, n);
             segmented = true;
           }
-          if (pieces !== undefined && pi < pieces.length) pi = this.emitPieces(out, pieces, pi);
+          if (pi < words) pi = this.emitPieces(out, pi, words);
           else if (this.cjk === 'off') this.emitRun(out, text, s, e);
           else this.emitBigrams(out, text, s, e);
         }
@@ -505,8 +505,8 @@ export class Tokenizer {
     this.underscoreAt[this.underscores++] = i;
   }
 
-  /** All Han runs of text[from..n) (after date suffixes) joined by '\n', cut in one call. */
-  private segmentAll(text: Uint16Array, from: number, n: number): string[] | undefined {
+  /** All Han runs of text[from..n) (after date suffixes) joined by '\n' into runs, cut in one call; returns the word count. */
+  private segmentAll(text: Uint16Array, from: number, n: number): number {
     const runs = this.runs;
     runs.length = 0;
     for (let i = from; i < n; ) {
@@ -523,7 +523,7 @@ export class Tokenizer {
         i = e;
       } else i++;
     }
-    return runs.length > 0 ? this.segmenter!.cut(runs.toString()) : undefined;
+    return runs.length > 0 ? this.segmenter!.cut(runs.units, runs.length) : 0;
   }
 
   /** Emits the word text[end - wlen .. end): a word token, or NUM for a date word or a number in a date, time or counter. */
@@ -582,15 +582,27 @@ export class Tokenizer {
     this.last = LAST_NUM;
   }
 
-  /** Emits segmenter words up to the next '\n'; returns the index after it. */
-  private emitPieces(out: TokenBuffer, pieces: string[], pi: number): number {
-    const h = this.scratch;
-    for (; pi < pieces.length; pi++) {
-      const w = pieces[pi]!;
-      if (w === '\n') return pi + 1;
-      hashUnits(w, h);
-      const a = h[0]! | 0;
-      const b = h[1]! | 0;
+  /**
+   * Emits segmenter words pi.. up to the next '\n'; returns the index after it. A word is hashed
+   * from its units in runs as hashUnits hashes its string, with no string built.
+   */
+  private emitPieces(out: TokenBuffer, pi: number, count: number): number {
+    const units = this.runs.units;
+    const ends = this.segmenter!.wordEnds;
+    for (let from = pi === 0 ? 0 : ends[pi - 1]!; pi < count; pi++) {
+      const to = ends[pi]!;
+      const len = to - from;
+      if (len === 1 && units[from] === 0x0a) return pi + 1;
+      let wa = TOKEN_SEED_A;
+      let wb = TOKEN_SEED_B;
+      for (let k = from; k < to; k++) {
+        const kk = key(units[k]!);
+        wa = mixKey(wa, kk);
+        wb = mixKey(wb, kk);
+      }
+      from = to;
+      const a = fmix(wa ^ len) | 0;
+      const b = fmix(wb ^ len) | 0;
       const kind = this.wordKinds.get(a, b, 0);
       if (kind === WORD_DATE) {
         if (this.last === LAST_NUMBER) {
