@@ -5,18 +5,14 @@
  * one to, word for word. One segmenter per thread, created on first use (reading the dictionary
  * takes about 0.35 s; the trie holds about 20 MB).
  *
- * The tokenizer hands over all Han runs of a page joined by '\n' in one call; '\n' comes back as a
- * word of its own, so the words map back to their runs in order. HMM is on (jieba's default): it
- * joins unknown names and new words instead of leaving single characters.
+ * The tokenizer cuts each Han run where it lies in the text. HMM is on (jieba's default): it joins
+ * unknown names and new words instead of leaving single characters.
  */
 import { JiebaSegmenter } from './jieba-segmenter.js';
 
 export interface CjkSegmenter {
-  /**
-   * Cuts units[0..n) (Han runs separated by '\n') into words and returns how many there are;
-   * their end offsets are wordEnds[0..count), '\n' a word of its own.
-   */
-  cut(units: Uint16Array, n: number): number;
+  /** Cuts units[from..to) into words and returns how many there are; their end offsets are wordEnds[0..count). */
+  cut(units: Uint16Array, from: number, to: number): number;
   /** End offsets of the last cut's words (reallocated as it grows: read it after cut). */
   readonly wordEnds: Int32Array;
   /** The words of a string, for tests and tools. */

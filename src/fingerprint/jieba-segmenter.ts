@@ -414,21 +414,21 @@ export class JiebaSegmenter {
     return new JiebaSegmenter(builder.compact(), new HmmModel());
   }
 
-  /** Cuts units[0..n) into words; their end offsets are wordEnds[0..wordCount). Returns wordCount. */
-  cut(units: Uint16Array, n: number): number {
+  /** Cuts units[from..to) into words; their end offsets are wordEnds[0..wordCount). Returns wordCount. */
+  cut(units: Uint16Array, from: number, to: number): number {
     this.wordCount = 0;
-    let i = 0;
-    while (i < n) {
-      const w = this.charWidth(units, i, n);
+    let i = from;
+    while (i < to) {
+      const w = this.charWidth(units, i, to);
       if (this.isBlockChar(units, i, w)) {
         let e = i + w;
-        for (let x; e < n && this.isBlockChar(units, e, (x = this.charWidth(units, e, n))); ) e += x;
+        for (let x; e < to && this.isBlockChar(units, e, (x = this.charWidth(units, e, to))); ) e += x;
         this.cutBlock(units, i, e);
         i = e;
       } else {
         // Outside the blocks every character is a word: whitespace as jieba's skip pattern finds
         // it ("\r\n" as one), anything else one character at a time.
-        if (units[i] === 0x0d && i + 1 < n && units[i + 1] === 0x0a) i += 2;
+        if (units[i] === 0x0d && i + 1 < to && units[i + 1] === 0x0a) i += 2;
         else i += w;
         this.push(i);
       }
@@ -440,7 +440,7 @@ export class JiebaSegmenter {
   cutString(text: string): string[] {
     const units = new Uint16Array(text.length);
     for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
-    const count = this.cut(units, units.length);
+    const count = this.cut(units, 0, units.length);
     const words: string[] = [];
     let from = 0;
     for (let k = 0; k < count; k++) {

@@ -16,8 +16,8 @@
  *   tokens collapse into one. So "Updated 2024-05-06 10:31:07 UTC" leaves one
  *   NUM behind: counters and timestamps do not move the hash, but their
  *   position still shapes the shingles around them.
- * - Han runs are segmented by the CJK mode: 'jieba' (words, one segmenter call
- *   per page), 'bigram' (overlapping character bigrams) or 'off' (a run is one
+ * - Han runs are segmented by the CJK mode: 'jieba' (words, each run cut where
+ *   it lies), 'bigram' (overlapping character bigrams) or 'off' (a run is one
  *   token). Kana runs (Japanese) are always character bigrams, except in 'off'.
  *   A date suffix (年月日号时点分秒) directly after a digit belongs to the number.
  * - Controls, U+FFFD and lone surrogates are counted as junk, so the caller can
@@ -344,6 +344,7 @@ export interface TokenizeStats {
 
 export class Tokenizer {
   readonly stats: TokenizeStats = { nonSpace: 0, junk: 0, misread: 0 };
+  /** A Han run without its invisible characters, for the segmenter (emitSegmented). */
   private readonly runs = new TextBuffer(1024);
   /** What the last emitted token was (LAST_*), and what came before it when it is a number. */
   private last = LAST_WORD;
@@ -373,10 +374,7 @@ export class Tokenizer {
   /** Tokenizes text[0..n) into out. */
   tokenize(text: Uint16Array, n: number, out: TokenBuffer): void {
     // Segmentation runs once, when the first Han run is met (English pages never pay for it).
-    /** Words of the page's Han runs (the segmenter's wordEnds), and the next one to emit. */
-    let words = 0;
-    let segmented = this.cjk !== 'jieba' || this.segmenter === undefined;
-    let pi = 0;
+    const segmenting = this.cjk === 'jieba' && this.segmenter !== undefined;
 
     let junk = 0;
     let misread = 0;
@@ -462,11 +460,7 @@ export class Tokenizer {
         const e = hanRunEnd(text, i, n);
         const s = skipDateSuffix(text, i, e);
         if (s < e) {
-          if (!segmented) {
-            words = this.segmentAll(text, i, n);
-            segmented = true;
-          }
-          if (pi < words) pi = this.emitPieces(out, pi, words);
+          if (segmenting) this.emitSegmented(out, text, s, e);
           else if (this.cjk === 'off') this.emitRun(out, text, s, e);
           else this.emitBigrams(out, text, s, e);
         }
@@ -503,27 +497,6 @@ export class Tokenizer {
       this.underscoreAt = grown;
     }
     this.underscoreAt[this.underscores++] = i;
-  }
-
-  /** All Han runs of text[from..n) (after date suffixes) joined by '\n' into runs, cut in one call; returns the word count. */
-  private segmentAll(text: Uint16Array, from: number, n: number): number {
-    const runs = this.runs;
-    runs.length = 0;
-    for (let i = from; i < n; ) {
-      const c = text[i]!;
-      const cls = CLASS[c];
-      if (cls === HAN || (cls === HIGH && isHanStart(text, i, n, c))) {
-        const e = hanRunEnd(text, i, n);
-        const s = skipDateSuffix(text, i, e);
-        if (s < e) {
-          const units = runs.reserve(e - s + 1);
-          if (runs.length > 0) units[runs.length++] = 0x0a;
-          for (let k = s; k < e; k++) if (CLASS[text[k]!] !== IGNORE) units[runs.length++] = text[k]!;
-        }
-        i = e;
-      } else i++;
-    }
-    return runs.length > 0 ? this.segmenter!.cut(runs.units, runs.length) : 0;
   }
 
   /** Emits the word text[end - wlen .. end): a word token, or NUM for a date word or a number in a date, time or counter. */
@@ -583,24 +556,39 @@ export class Tokenizer {
   }
 
   /**
-   * Emits segmenter words pi.. up to the next '\n'; returns the index after it. A word is hashed
-   * from its units in runs as hashUnits hashes its string, with no string built.
+   * Cuts the Han run text[s..e) where it lies and emits its words. Invisible characters inside a
+   * run render as nothing, so a run that holds any is cut from a copy without them. A word is
+   * hashed from its units as hashUnits hashes its string, with no string built.
    */
-  private emitPieces(out: TokenBuffer, pi: number, count: number): number {
-    const units = this.runs.units;
-    const ends = this.segmenter!.wordEnds;
-    for (let from = pi === 0 ? 0 : ends[pi - 1]!; pi < count; pi++) {
-      const to = ends[pi]!;
-      const len = to - from;
-      if (len === 1 && units[from] === 0x0a) return pi + 1;
+  private emitSegmented(out: TokenBuffer, text: Uint16Array, s: number, e: number): void {
+    let units = text;
+    let from = s;
+    let to = e;
+    for (let k = s; k < e; k++) {
+      if (CLASS[text[k]!] !== IGNORE) continue;
+      const runs = this.runs;
+      runs.length = 0;
+      const copy = runs.reserve(e - s);
+      for (let j = s; j < e; j++) if (CLASS[text[j]!] !== IGNORE) copy[runs.length++] = text[j]!;
+      units = copy;
+      from = 0;
+      to = runs.length;
+      break;
+    }
+    const segmenter = this.segmenter!;
+    const count = segmenter.cut(units, from, to);
+    const ends = segmenter.wordEnds;
+    for (let w = 0; w < count; w++) {
+      const end = ends[w]!;
+      const len = end - from;
       let wa = TOKEN_SEED_A;
       let wb = TOKEN_SEED_B;
-      for (let k = from; k < to; k++) {
+      for (let k = from; k < end; k++) {
         const kk = key(units[k]!);
         wa = mixKey(wa, kk);
         wb = mixKey(wb, kk);
       }
-      from = to;
+      from = end;
       const a = fmix(wa ^ len) | 0;
       const b = fmix(wb ^ len) | 0;
       const kind = this.wordKinds.get(a, b, 0);
@@ -610,13 +598,11 @@ export class Tokenizer {
           this.last = this.beforeNumber;
         }
         this.emitNum(out);
-      }
-      else {
+      } else {
         out.push(a, b, kind === WORD_STOP ? TOKEN_STOP : TOKEN_WORD, 1);
         this.last = LAST_WORD;
       }
     }
-    return pi;
   }
 
   /** A Han or kana token that is not read for dates (a run, a bigram): a word, or a stop word. */
