@@ -30,7 +30,7 @@ import { featureOptionsFromConfig } from '../../src/dedup/create-decider.js';
 import { createFingerprinter, fingerprintToBytes, fingerprintToHex } from '../../src/fingerprint/index.js';
 import { createRecordPreparer, type PrepareRequest } from '../../src/chunk/prepare-records.js';
 import { readSchema } from '../../src/wire/record-codec.js';
-import { toCrawledPage, type CrawledPage } from '../../src/wire/crawled-page.js';
+import { isBodyReadAsIs, toCrawledPage, type CrawledPage } from '../../src/wire/crawled-page.js';
 import { benchPages } from './pages.js';
 
 const PAGES = Number(process.argv[2] ?? 1500);
@@ -99,12 +99,15 @@ const stages: Record<string, () => void> = {
     for (const p of crawled) sink += fingerprinter.fingerprint({ html: p.html! }).features;
   },
   novel: () => {
-    // As prepare-records.ts encodeNovel: the record's body again as bytes, the Avro value, its header.
+    // As prepare-records.ts encodeNovelBody: the record's html bytes as they came when they are the
+    // text's UTF-8 (isBodyReadAsIs), else the text encoded again; the Avro value (the header goes
+    // into the reply apart).
     for (let i = 0; i < crawled.length; i++) {
       const p = crawled[i]!;
       const r = prints[i]!;
-      const body = novelType.toBuffer({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, fingerprint: Buffer.from(fingerprintToBytes(r.hi, r.lo)), fingerprintHex: fingerprintToHex(r.hi, r.lo), html: Buffer.from(p.html!), text: p.text });
-      sink += Buffer.concat([header, body]).length;
+      const raw = (decoded[i] as { html: Buffer }).html;
+      const html = isBodyReadAsIs(raw) ? raw : Buffer.from(p.html!);
+      sink += header.length + novelType.toBuffer({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, fingerprint: Buffer.from(fingerprintToBytes(r.hi, r.lo)), fingerprintHex: fingerprintToHex(r.hi, r.lo), html, text: p.text }).length;
     }
   },
 };

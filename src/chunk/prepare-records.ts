@@ -18,7 +18,7 @@ import { DedupError } from '../errors.js';
 import { createFingerprinter, fingerprintToBytes, fingerprintToHex, type FeatureOptions } from '../fingerprint/index.js';
 import { WORDS_PER_RESULT, encodeResult } from '../fingerprint/result-codec.js';
 import { assertAvroIdIsUtf8 } from '../wire/avro-page-id.js';
-import { parseJsonRecord, toCrawledPage, type CrawledPage } from '../wire/crawled-page.js';
+import { isBodyReadAsIs, parseJsonRecord, toCrawledPage, type CrawledPage } from '../wire/crawled-page.js';
 
 export interface PrepareWorkerData {
   readonly features: Partial<FeatureOptions>;
@@ -109,28 +109,33 @@ export async function createRecordPreparer(data: PrepareWorkerData): Promise<(re
     return parseJsonRecord(value, 'record value');
   };
 
-  /** The bytes RecordCodec.encodeNovel writes for this page and fingerprint; null if it would throw. */
-  const encodeNovel = (page: CrawledPage, hi: number, lo: number): Uint8Array | null => {
+  /**
+   * The bytes RecordCodec.encodeNovel writes for this page and fingerprint, after the Avro header
+   * (novelHeader) when the format is Avro; null if it would throw. htmlBytes are the record's html
+   * bytes when they are exactly the UTF-8 of page.html (isBodyReadAsIs): carried as they came,
+   * they save encoding the text back into them.
+   */
+  const encodeNovelBody = (page: CrawledPage, hi: number, lo: number, htmlBytes: Buffer | null): Uint8Array | null => {
     const hex = fingerprintToHex(hi, lo);
     if (data.format === 'json') {
       return Buffer.from(JSON.stringify({ id: page.id, url: page.url, fetchedAt: page.fetchedAt, fingerprint: hex, html: page.html, text: page.text }));
     }
     try {
-      const body = novelType.toBuffer({
+      return novelType.toBuffer({
         id: page.id,
         url: page.url,
         fetchedAt: page.fetchedAt,
         fingerprint: Buffer.from(fingerprintToBytes(hi, lo)),
         fingerprintHex: hex,
-        html: page.html === null ? null : Buffer.from(page.html),
+        html: page.html === null ? null : (htmlBytes ?? Buffer.from(page.html)),
         text: page.text,
       });
-      return Buffer.concat([novelHeader, body]);
     } catch {
       // The codec reports this as a registry error; the consuming thread encodes it again to do exactly that.
       return null;
     }
   };
+  const novelPrefix = data.format === 'json' ? new Uint8Array(0) : novelHeader;
 
   return (req: PrepareRequest): PrepareReply => {
     for (const [schemaId, schema] of req.schemas) writerTypes.set(schemaId, avro.Type.forSchema(JSON.parse(schema)));
@@ -146,8 +151,12 @@ export async function createRecordPreparer(data: PrepareWorkerData): Promise<(re
       const value = Buffer.from(req.values, start, end - start);
       start = end;
       let page: CrawledPage;
+      let htmlBytes: Buffer | null = null;
       try {
-        page = toCrawledPage(decode(value), { maxPageBytes: data.maxPageBytes, fallbackFetchedAt: req.fallbackFetchedAt[i]! });
+        const record = decode(value);
+        page = toCrawledPage(record, { maxPageBytes: data.maxPageBytes, fallbackFetchedAt: req.fallbackFetchedAt[i]! });
+        const html = (record as { html?: unknown }).html;
+        if (Buffer.isBuffer(html) && isBodyReadAsIs(html)) htmlBytes = html;
       } catch (error) {
         outcomes[i] = { code: error instanceof DedupError ? error.code : null, message: error instanceof Error ? error.message : String(error) };
         continue;
@@ -162,12 +171,14 @@ export async function createRecordPreparer(data: PrepareWorkerData): Promise<(re
       encodeResult(r, results, i);
       outcomes[i] = { id: page.id, url: page.url, fetchedAt: page.fetchedAt };
       // An empty page is dead-lettered (PAGE_EMPTY): it never gets a verdict.
-      const novel = r.empty ? null : encodeNovel(page, r.hi, r.lo);
-      if (novel !== null) {
+      const body = r.empty ? null : encodeNovelBody(page, r.hi, r.lo, htmlBytes);
+      if (body !== null) {
+        // Header and body go into the reply buffer apart: no concatenated copy of every value.
         novelSpans[2 * i] = novelBytes;
-        novelSpans[2 * i + 1] = novel.length;
-        novelParts.push(novel);
-        novelBytes += novel.length;
+        novelSpans[2 * i + 1] = novelPrefix.length + body.length;
+        if (novelPrefix.length > 0) novelParts.push(novelPrefix);
+        novelParts.push(body);
+        novelBytes += novelPrefix.length + body.length;
       }
     }
     // A fresh buffer of our own: small Buffers share a pooled ArrayBuffer, which must not be transferred.

@@ -80,7 +80,7 @@ export function readMisreadUtf16(text: string): string | undefined {
 }
 
 /** The UTF-8 bytes of "ÿþ" and "þÿ": a misread UTF-16 page that was sent on as UTF-8 (an Avro html field). */
-function startsWithMisreadUtf16Bom(bytes: Uint8Array): boolean {
+export function startsWithMisreadUtf16Bom(bytes: Uint8Array): boolean {
   return bytes.length >= 4 && bytes[0] === 0xc3 && bytes[2] === 0xc3 && ((bytes[1] === 0xbf && bytes[3] === 0xbe) || (bytes[1] === 0xbe && bytes[3] === 0xbf));
 }
 

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { DedupError } from '../errors.js';
-import { decodePageBytes, pageText, toWellFormedText } from '../fingerprint/page-bytes.js';
+import { decodePageBytes, pageText, startsWithMisreadUtf16Bom, toWellFormedText } from '../fingerprint/page-bytes.js';
 
 export interface CrawledPage {
   readonly id: string;
@@ -97,6 +97,15 @@ const utf8KeepingBom = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true 
 
 function hasUtf8Bom(bytes: Uint8Array): boolean {
   return bytes.length >= UTF8_BOM_LENGTH && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+/**
+ * Whether a body's bytes are exactly the UTF-8 of the text decodePageText reads from them: valid
+ * UTF-8, with no byte order mark and no UTF-16 signature read as Latin-1. A novel verdict then
+ * carries the bytes as they came, instead of encoding the text back into the same bytes.
+ */
+export function isBodyReadAsIs(bytes: Uint8Array): boolean {
+  return !hasUtf8Bom(bytes) && !startsWithMisreadUtf16Bom(bytes) && isUtf8(bytes);
 }
 
 function idOf(record: unknown): unknown {

@@ -97,6 +97,9 @@ function record(r: () => number, offset: number): { record: InputRecord; kind: s
   else if (roll < 0.3) (value = Buffer.concat([Buffer.from(`{"id":"${page.id}","html":"<p>${words.slice(0, 40)}`), Buffer.from([0xe6, 0x97, 0xe9]), Buffer.from(`${words.slice(40)}</p>"}`)]), (kind = 'json-bad-utf8'));
   else if (roll < 0.34) (value = Buffer.from(JSON.stringify({ id: page.id, url: page.url, text: words })), (kind = 'text'));
   else if (roll < 0.37) (value = Buffer.from(JSON.stringify({ id: page.id, url: page.url, html: `<p>${words}</p>`, fetchedAt: '2026-01-02T03:04:05Z' })), (kind = 'iso-date'));
+  // Bodies whose bytes are not the UTF-8 of the text read from them: a novel verdict must carry the text's bytes, not these.
+  else if (roll < 0.39) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from(`\ufeff${page.html}`), text: null }), (kind = 'avro-utf8-bom'));
+  else if (roll < 0.41) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from(`\u00ff\u00fe${Buffer.from(page.html, 'utf16le').toString('latin1')}`), text: null }), (kind = 'avro-misread-utf16'));
   else if (roll < 0.65) (value = avroRecord(CRAWLED_PAGE_ID, { ...page, html: Buffer.from(page.html), text: null }), (kind = 'avro'));
   else value = Buffer.from(JSON.stringify(page));
   return { record: { partition: 0, offset: String(offset), key: null, value, timestamp: String(1_700_000_000_000 + offset) }, kind };
@@ -154,7 +157,7 @@ for (const format of ['avro', 'json'] as const) {
     } finally {
       await pool.close();
     }
-    assert.equal(kinds.size, 20, `every kind generated: ${[...kinds.keys()].join(' ')}`);
+    assert.equal(kinds.size, 22, `every kind generated: ${[...kinds.keys()].join(' ')}`);
     assert.deepEqual([...codes].sort(), ['PAGE_BINARY', 'PAGE_EMPTY', 'PAGE_INVALID', 'PAGE_INVALID_UTF8', 'PAGE_TOO_LARGE', 'RECORD_UNDECODABLE', 'SCHEMA_UNKNOWN']);
     assert.ok(decodedHere > 0, 'some re-sent ids with changed content took the fallback');
   });
