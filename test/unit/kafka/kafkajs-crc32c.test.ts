@@ -5,8 +5,11 @@
  * batches with our crc32c, never kafkajs's own, and the checksum is the one
  * kafkajs's own gives over the same bytes. Which function the encoder calls
  * is read from V8's precise coverage (call counts), so the test sees what
- * runs, not what a module exports. And when the encoder has loaded before
- * the replacement, the replacement says it is not in force.
+ * runs, not what a module exports. Importing the CLI's pipeline and demo
+ * feed does not load the encoder (kafkajs loads it on a client's first
+ * produce or fetch), so the replacement can still take when createKafka
+ * runs. And when the encoder has loaded before the replacement, the
+ * replacement says it is not in force.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,6 +73,20 @@ test(`the installed kafkajs is ${CRC32C_KAFKAJS_VERSION}; after createKafka its 
   for (const batch of batches) assert.equal(batch.readUInt32BE(17), kafkajsCrc32c(batch.subarray(21)));
   // The encoder has loaded: from now on this can only report, not apply.
   assert.equal(useFastCrc32cInKafkajs(), true);
+});
+
+test('the CLI\'s `run` and `demo-feed` load everything they import without loading the record batch encoder, so createKafka\'s replacement takes', () => {
+  const dist = (path: string) => fileURLToPath(new URL(`../../../src/${path}`, import.meta.url));
+  const script = `
+    import { createRequire } from 'node:module';
+    await import(${JSON.stringify(dist('app/pipeline.js'))});
+    await import(${JSON.stringify(dist('producers/demo-crawler.js'))});
+    const require = createRequire(${JSON.stringify(dist('kafka/kafkajs-crc32c.js'))});
+    const loaded = require.cache[require.resolve(${JSON.stringify(KAFKAJS_RECORD_BATCH_MODULE)})] !== undefined;
+    const { useFastCrc32cInKafkajs } = await import(${JSON.stringify(dist('kafka/kafkajs-crc32c.js'))});
+    process.stdout.write(JSON.stringify({ loaded, inForce: useFastCrc32cInKafkajs() }));
+  `;
+  assert.deepEqual(JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })), { loaded: false, inForce: true });
 });
 
 test('when the record batch encoder loaded first, the replacement says it is not in force', () => {
