@@ -14,8 +14,8 @@
  * the last); this one is about 3.4 times as fast on the same buffers
  * (bench/kafka/crc32c.ts). Bytes are read one at a time, so any Uint8Array
  * (a Buffer slice at any byteOffset) works and the host's endianness does not
- * matter; reading 32-bit words instead measured 15% faster but needs aligned
- * views and a little-endian host.
+ * matter (reading 32-bit words instead would need aligned views and a
+ * little-endian host).
  */
 
 /** CRC-32C's reflected polynomial. */
