@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { useFastCrc32cInKafkajs } from '../../src/kafka/kafkajs-crc32c.js';
 
 /** dist/ root: this file runs as dist/bench/pipeline/common.js. */
 export const DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -46,6 +47,8 @@ export function stackFromEnv(): Stack {
 }
 
 export function benchKafka(stack: Stack, clientId = 'dedup-bench'): Kafka {
+  // The same CRC-32C as the product's clients, whichever client produces first in this process.
+  useFastCrc32cInKafkajs();
   return new Kafka({ clientId, brokers: stack.brokers, logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 50 } });
 }
 

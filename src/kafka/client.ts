@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Kafka, type Admin, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { DedupError } from '../errors.js';
 import { kafkaLogCreator, type Logger } from '../logger.js';
+import { useFastCrc32cInKafkajs } from './kafkajs-crc32c.js';
 import { stopIdleRequestQueueLoop } from './request-queue-idle.js';
 
 /**
@@ -66,9 +67,17 @@ export function kafkaClientId(config: Pick<KafkaClientOptions, 'clientId' | 'ins
   return `${config.clientId}-${config.instanceId}`;
 }
 
+/** Whether createKafka said that kafkajs's own CRC-32C stays in use (once per process). */
+let crc32cWarned = false;
+
 export function createKafka(config: KafkaClientOptions, logger: Logger): Kafka {
   // Every connection of kafkajs 2.2.4 otherwise wakes the event loop every millisecond while idle.
   stopIdleRequestQueueLoop();
+  // kafkajs 2.2.4 otherwise checksums every record batch it produces one byte at a time.
+  if (!useFastCrc32cInKafkajs() && !crc32cWarned) {
+    crc32cWarned = true;
+    logger.warn('kafkajs checksums record batches with its own bytewise CRC-32C: not kafkajs 2.2.4, or its record batch encoder loaded before the first client');
+  }
   const options: KafkaConfig = {
     clientId: kafkaClientId(config),
     brokers: [...config.brokers],

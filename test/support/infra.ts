@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type IHeaders } from 'kafkajs';
+import { useFastCrc32cInKafkajs } from '../../src/kafka/kafkajs-crc32c.js';
 
 export interface Infra {
   brokers: string[];
@@ -57,6 +58,8 @@ export function pipelineEnv(infra: Infra, run: string, stateDir: string, instanc
 }
 
 export function testKafka(infra: Infra, clientId = 'dedup-test'): Kafka {
+  // The same CRC-32C as the product's clients, whichever client produces first in this process.
+  useFastCrc32cInKafkajs();
   return new Kafka({ clientId, brokers: infra.brokers, logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 50 } });
 }
 
