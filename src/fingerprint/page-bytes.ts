@@ -174,6 +174,20 @@ function isNoiseUnit(c: number): boolean {
   return isNoise(c) || (c < 0x20 && isBinaryDataByte(c));
 }
 
+/**
+ * What an ASCII byte is to the binary check: visible, whitespace (inside a run of noise it
+ * belongs to the run), noise, or noise that is a binary data byte (junk, once per run).
+ */
+const ASCII_VISIBLE = 0;
+const ASCII_SPACE = 1;
+const ASCII_NOISE = 2;
+const ASCII_NOISE_JUNK = 3;
+const ASCII_KIND = new Uint8Array(128);
+for (let b = 0; b < 128; b++) {
+  if (isNoiseUnit(b)) ASCII_KIND[b] = isBinaryDataByte(b) ? ASCII_NOISE_JUNK : ASCII_NOISE;
+  else if (isWhitespace(b)) ASCII_KIND[b] = ASCII_SPACE;
+}
+
 function isWhitespace(c: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d;
 }
@@ -230,17 +244,19 @@ export function isBinaryContent(content: Uint8Array | string): boolean {
   for (let i = start; i < n && counted < SAMPLE; ) {
     const b = content[i]!;
     if (b < 0x80) {
-      if (isNoiseUnit(b)) {
-        if (!inRun) counted++;
-        inRun = true;
-        if (!runJunk && isBinaryDataByte(b)) {
-          junk++;
-          runJunk = true;
-        }
-      } else if (!(inRun && isWhitespace(b))) {
+      // One table read per ASCII byte (ASCII_KIND): most of a page's sample is ASCII.
+      const kind = ASCII_KIND[b]!;
+      if (kind === ASCII_VISIBLE || (kind === ASCII_SPACE && !inRun)) {
         inRun = false;
         runJunk = false;
         counted++;
+      } else if (kind >= ASCII_NOISE) {
+        if (!inRun) counted++;
+        inRun = true;
+        if (!runJunk && kind === ASCII_NOISE_JUNK) {
+          junk++;
+          runJunk = true;
+        }
       }
       i++;
       continue;
