@@ -24,7 +24,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DedupError, ERROR_CODES, type ErrorCode } from '../errors.js';
-import { validateFeatureOptions, type FeatureOptions, type FingerprintResult } from '../fingerprint/index.js';
+import { jiebaTables, validateFeatureOptions, type FeatureOptions, type FingerprintResult } from '../fingerprint/index.js';
 import { decodeResult } from '../fingerprint/result-codec.js';
 import { readSchema, type RecordCodec } from '../wire/record-codec.js';
 import type { PreparedMeta, PrepareFault, PrepareReply, PrepareRequest, PrepareWorkerData, PrepareWorkerMessage } from './prepare-worker.js';
@@ -103,6 +103,8 @@ export async function createPreparePool(options: PreparePoolOptions): Promise<Pr
     maxPageBytes: offload.maxPageBytes,
     novelSchemaId: offload.novelSchemaId,
     novelSchema: readSchema('novel-page'),
+    // The dictionary is read here once and its tables shared with every worker (not read by each).
+    jieba: features.cjk === 'jieba' ? await jiebaTables() : null,
   };
   const url = options.workerUrl ?? new URL('./prepare-worker.js', import.meta.url);
   const slots: Slot[] = [];

@@ -15,7 +15,7 @@
  */
 import avro from 'avsc';
 import { DedupError } from '../errors.js';
-import { createFingerprinter, fingerprintToBytes, fingerprintToHex, type FeatureOptions } from '../fingerprint/index.js';
+import { createFingerprinter, fingerprintToBytes, fingerprintToHex, useJiebaTables, type FeatureOptions, type JiebaTables } from '../fingerprint/index.js';
 import { WORDS_PER_RESULT, encodeResult } from '../fingerprint/result-codec.js';
 import { assertAvroIdIsUtf8 } from '../wire/avro-page-id.js';
 import { isBodyReadAsIs, parseJsonRecord, toCrawledPage, type CrawledPage } from '../wire/crawled-page.js';
@@ -27,6 +27,8 @@ export interface PrepareWorkerData {
   readonly novelSchemaId: number;
   /** novel-page.avsc, the schema the codec registered under novelSchemaId. */
   readonly novelSchema: string;
+  /** The pool's jieba tables (shared memory), when the features segment Chinese with jieba; the worker reads none of its own. */
+  readonly jieba?: JiebaTables | null;
 }
 
 export interface PrepareRequest {
@@ -80,6 +82,7 @@ function firstNonSpace(buffer: Uint8Array): number {
 
 /** Prepares chunks as a worker does; the returned function is the worker's whole work per request. */
 export async function createRecordPreparer(data: PrepareWorkerData): Promise<(req: PrepareRequest) => PrepareReply> {
+  if (data.jieba != null) useJiebaTables(data.jieba);
   const fingerprinter = await createFingerprinter(data.features);
   const novelType = avro.Type.forSchema(JSON.parse(data.novelSchema));
   const writerTypes = new Map<number, avro.Type>();

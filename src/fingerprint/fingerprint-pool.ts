@@ -28,8 +28,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { jiebaTables } from './cjk-segmenter.js';
 import { validateFeatureOptions, type FeatureOptions, type FingerprintResult } from './fingerprinter.js';
-import type { WorkerReply, WorkerRequest } from './fingerprint-worker.js';
+import type { FingerprintWorkerData, WorkerReply, WorkerRequest } from './fingerprint-worker.js';
 import { encodePages, pageLength, type PoolPage } from './page-wire.js';
 
 export type { PoolPage } from './page-wire.js';
@@ -77,6 +78,8 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
   const threads = Math.max(1, Math.floor(options.threads ?? availableParallelism()));
   const chunkChars = Math.max(1, options.chunkChars ?? 512 * 1024);
   const url = new URL('./fingerprint-worker.js', import.meta.url);
+  // The dictionary is read here once and its tables shared with every worker (not read by each).
+  const workerData: FingerprintWorkerData = { features: { ...features }, jieba: features.cjk === 'jieba' ? await jiebaTables() : null };
   const slots: Slot[] = [];
   const queue: Task[] = [];
   let nextId = 1;
@@ -111,7 +114,7 @@ export async function createFingerprintPool(options: FingerprintPoolOptions = {}
 
   await Promise.all(
     Array.from({ length: threads }, () => {
-      const worker = new Worker(url, { workerData: { ...features } });
+      const worker = new Worker(url, { workerData });
       const slot: Slot = { worker, inFlight: [] };
       slots.push(slot);
       return new Promise<void>((resolve, reject) => {

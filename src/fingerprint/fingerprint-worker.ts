@@ -4,6 +4,7 @@
  * out in one transferred Uint32Array (result-codec.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { useJiebaTables, type JiebaTables } from './cjk-segmenter.js';
 import { createFingerprinter, type FeatureOptions } from './fingerprinter.js';
 import { decodePage } from './page-wire.js';
 import { WORDS_PER_RESULT, encodeResult } from './result-codec.js';
@@ -18,9 +19,17 @@ export interface WorkerRequest {
 
 export type WorkerReply = { ready: true } | { id: number; results: Uint32Array };
 
+export interface FingerprintWorkerData {
+  readonly features: Partial<FeatureOptions>;
+  /** The pool's jieba tables (shared memory), when the features segment Chinese with jieba. */
+  readonly jieba: JiebaTables | null;
+}
+
 const port = parentPort;
 if (port !== null) {
-  const fp = await createFingerprinter(workerData as Partial<FeatureOptions>);
+  const data = workerData as FingerprintWorkerData;
+  if (data.jieba !== null) useJiebaTables(data.jieba);
+  const fp = await createFingerprinter(data.features);
   port.on('message', (req: WorkerRequest) => {
     const bytes = Buffer.from(req.bytes);
     const count = req.ends.length;

@@ -22,4 +22,5 @@ export {
 export { createFingerprintPool, type FingerprintPool, type FingerprintPoolOptions, type PoolPage } from './fingerprint-pool.js';
 export { decodePageBytes, isBinaryContent, pageText, readMisreadUtf16, toWellFormedText } from './page-bytes.js';
 export { FINGERPRINT_DEFINITION, fingerprintVersion } from './fingerprint-version.js';
+export { jiebaTables, useJiebaTables, type JiebaTables } from './cjk-segmenter.js';
 export { SKETCH_BINS, sketchSimilarity } from './feature-sketch.js';

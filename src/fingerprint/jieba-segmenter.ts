@@ -200,8 +200,8 @@ class TrieBuilder {
     }
     // Breadth first from the root: the queue is the new numbering.
     const oldOf = new Int32Array(n);
-    const first = new Int32Array(n + 1);
-    const unit = new Uint16Array(n);
+    const first = sharedArray(Int32Array, n + 1);
+    const unit = sharedArray(Uint16Array, n);
     const freq = new Float64Array(n);
     let next = 1;
     for (let v = 0; v < n; v++) {
@@ -216,7 +216,7 @@ class TrieBuilder {
       freq[v] = this.freq[old]!;
     }
     first[n] = next;
-    return new CompactTrie(first, unit, freq);
+    return new CompactTrie(buildTables(first, unit, freq));
   }
 }
 
@@ -250,85 +250,122 @@ function hasBit(bits: Int32Array, at: number): boolean {
 const WEIGHT_MASK = (1 << WEIGHT_BITS) - 1;
 
 /**
- * The dictionary trie, breadth first (TrieBuilder.compact). What a lookup yields is packed into
- * one int32, the node and the index of its word's weight (0 where no word ends there), and the
- * weights, log(freq) - log(total) for each distinct frequency, are a table small enough to stay
- * in cache: a cut reads a node's weight at almost every character, and a table of one float per
- * node missed the cache on each.
+ * The segmenter's dictionary as plain typed arrays (CompactTrie's), each over a SharedArrayBuffer:
+ * a worker thread given them in its workerData cuts with the same memory as the thread that read
+ * the dictionary (JiebaSegmenter.fromTables), instead of reading its own.
+ */
+export interface JiebaTables {
+  /** Node v's children are the nodes first[v]..first[v + 1]. */
+  readonly first: Int32Array;
+  /** Per node: the unit of the edge into it, ascending among siblings. */
+  readonly unit: Uint16Array;
+  /** Per node: the index of its word's weight in weights, 0 where no word ends. */
+  readonly weightIndex: Uint16Array;
+  /** log(freq) - log(total) per distinct frequency; weights[0] is unused. */
+  readonly weights: Float64Array;
+  /** The root's child by unit, packed (0 = no word starts with the unit). */
+  readonly rootChild: Int32Array;
+  /** The two-unit prefixes: [key, packed] pairs, open addressing (CompactTrie.pairChild). */
+  readonly pairs: Int32Array;
+  /** One bit per hashed edge below the root (CompactTrie.filter). */
+  readonly filter: Int32Array;
+  readonly logTotal: number;
+}
+
+function sharedArray<T extends Int32Array | Uint16Array | Float64Array>(Type: { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number }, length: number): T {
+  return new Type(new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT));
+}
+
+/**
+ * The trie's tables from the breadth-first nodes (TrieBuilder.compact): the weights per distinct
+ * frequency, the root and pair tables and the edge filter, all shareable.
+ */
+function buildTables(first: Int32Array, unit: Uint16Array, freq: Float64Array): JiebaTables {
+  const nodes = freq.length;
+  // jieba's total is the sum of the words' frequencies, and a weight is log(freq) - log(total).
+  let total = 0;
+  for (let v = 0; v < nodes; v++) if (freq[v]! >= 0) total += freq[v]!;
+  const logTotal = Math.log(total);
+  const indexOf = new Map<number, number>();
+  const values: number[] = [NaN];
+  const weightIndex = sharedArray(Uint16Array, nodes);
+  for (let v = 0; v < nodes; v++) {
+    const f = freq[v]!;
+    if (f < 0) continue;
+    let k = indexOf.get(f);
+    if (k === undefined) {
+      k = values.length;
+      indexOf.set(f, k);
+      values.push(Math.log(f) - logTotal);
+    }
+    weightIndex[v] = k;
+  }
+  if (values.length > WEIGHT_MASK + 1 || nodes > 2 ** (32 - WEIGHT_BITS)) {
+    throw new Error(`jieba dictionary: ${nodes} trie nodes and ${values.length - 1} distinct frequencies do not fit the packed trie (at most ${2 ** (32 - WEIGHT_BITS)} and ${WEIGHT_MASK})`);
+  }
+  const weights = sharedArray(Float64Array, values.length);
+  weights.set(values);
+  const packed = (node: number): number => (node << WEIGHT_BITS) | weightIndex[node]!;
+  const rootChild = sharedArray(Int32Array, 0x10000);
+  for (let k = first[0]!; k < first[1]!; k++) rootChild[unit[k]!] = packed(k);
+  const depthTwo = first[first[1]!]! - first[first[0]!]!;
+  let slots = 1024;
+  while (slots < depthTwo * 2) slots *= 2;
+  const pairs = sharedArray(Int32Array, 2 * slots);
+  const pairMask = slots - 1;
+  const filter = sharedArray(Int32Array, FILTER_BITS >>> 5);
+  for (let v = first[0]!; v < first[1]!; v++) {
+    for (let w = first[v]!; w < first[v + 1]!; w++) {
+      const key = (unit[v]! << 16) | unit[w]!;
+      let at = pairSlot(key, pairMask);
+      while (pairs[2 * at + 1] !== 0) at = (at + 1) & pairMask;
+      pairs[2 * at] = key;
+      pairs[2 * at + 1] = packed(w);
+      setBit(filter, pairBit(key));
+    }
+  }
+  for (let v = first[1]!; v < nodes; v++) {
+    for (let w = first[v]!; w < first[v + 1]!; w++) setBit(filter, edgeBit(v, unit[w]!));
+  }
+  return { first, unit, weightIndex, weights, rootChild, pairs, filter, logTotal };
+}
+
+/**
+ * The dictionary trie, breadth first (TrieBuilder.compact), over its tables (JiebaTables). What a
+ * lookup yields is packed into one int32, the node and the index of its word's weight (0 where no
+ * word ends there), and the weights, log(freq) - log(total) for each distinct frequency, are a
+ * table small enough to stay in cache: a cut reads a node's weight at almost every character, and
+ * a table of one float per node missed the cache on each.
+ *
+ * The root's children are a table by unit. The nodes two units deep are found by the two units in
+ * a pair table: a first character has hundreds of seconds (中 more than a thousand), and this
+ * lookup is made at nearly every character of a text, where halving through the siblings cost
+ * more than the rest of the cut. A bit filter of the edges below the root answers first: almost
+ * half the pairs a text asks for and three quarters of the deeper edges are in no word, and a
+ * clear bit says so from a table that stays in cache, where the pair table and the child lists
+ * would have missed it (a third of a cut's time).
  */
 class CompactTrie {
-  /** The root's child by unit, packed (0 = no word starts with the unit). */
-  private readonly rootChild = new Int32Array(0x10000);
-  /**
-   * The nodes two units deep, by the two units: open addressing over [key, packed] pairs, the key
-   * first << 16 | second. A first character has hundreds of seconds (中 more than a thousand), and
-   * this lookup is made at nearly every character of a text: halving through the siblings cost
-   * more than the rest of the cut.
-   */
+  private readonly first: Int32Array;
+  private readonly unit: Uint16Array;
+  private readonly weightIndex: Uint16Array;
+  private readonly rootChild: Int32Array;
   private readonly pairs: Int32Array;
   private readonly pairMask: number;
-  /**
-   * One bit per hashed edge below the root (FILTER_BITS of them): the pairs, and a node two or
-   * more units deep with a unit. Almost half the pairs a text asks for and three quarters of the
-   * deeper edges are in no word; a clear bit says so from a table that stays in cache, where the
-   * pair table and the child lists would have missed it (a third of a cut's time).
-   */
-  private readonly filter = new Int32Array(FILTER_BITS >>> 5);
-  /** Per node: the index of its word's weight in weights, 0 where no word ends. */
-  private readonly weightIndex: Uint16Array;
-  /** log(freq) - log(total) per distinct frequency; weights[0] is unused. */
+  private readonly filter: Int32Array;
   readonly weights: Float64Array;
   readonly logTotal: number;
 
-  constructor(
-    /** Node v's children are the nodes first[v]..first[v + 1]. */
-    private readonly first: Int32Array,
-    /** Per node: the unit of the edge into it, ascending among siblings. */
-    private readonly unit: Uint16Array,
-    freq: Float64Array,
-  ) {
-    const nodes = freq.length;
-    // jieba's total is the sum of the words' frequencies, and a weight is log(freq) - log(total).
-    let total = 0;
-    for (let v = 0; v < nodes; v++) if (freq[v]! >= 0) total += freq[v]!;
-    this.logTotal = Math.log(total);
-    const indexOf = new Map<number, number>();
-    const values: number[] = [NaN];
-    this.weightIndex = new Uint16Array(nodes);
-    for (let v = 0; v < nodes; v++) {
-      const f = freq[v]!;
-      if (f < 0) continue;
-      let k = indexOf.get(f);
-      if (k === undefined) {
-        k = values.length;
-        indexOf.set(f, k);
-        values.push(Math.log(f) - this.logTotal);
-      }
-      this.weightIndex[v] = k;
-    }
-    if (values.length > WEIGHT_MASK + 1 || nodes > 2 ** (32 - WEIGHT_BITS)) {
-      throw new Error(`jieba dictionary: ${nodes} trie nodes and ${values.length - 1} distinct frequencies do not fit the packed trie (at most ${2 ** (32 - WEIGHT_BITS)} and ${WEIGHT_MASK})`);
-    }
-    this.weights = Float64Array.from(values);
-    for (let k = first[0]!; k < first[1]!; k++) this.rootChild[unit[k]!] = this.packed(k);
-    const depthTwo = first[first[1]!]! - first[first[0]!]!;
-    let slots = 1024;
-    while (slots < depthTwo * 2) slots *= 2;
-    this.pairs = new Int32Array(2 * slots);
-    this.pairMask = slots - 1;
-    for (let v = first[0]!; v < first[1]!; v++) {
-      for (let w = first[v]!; w < first[v + 1]!; w++) {
-        const key = (unit[v]! << 16) | unit[w]!;
-        let at = pairSlot(key, this.pairMask);
-        while (this.pairs[2 * at + 1] !== 0) at = (at + 1) & this.pairMask;
-        this.pairs[2 * at] = key;
-        this.pairs[2 * at + 1] = this.packed(w);
-        setBit(this.filter, pairBit(key));
-      }
-    }
-    for (let v = first[1]!; v < nodes; v++) {
-      for (let w = first[v]!; w < first[v + 1]!; w++) setBit(this.filter, edgeBit(v, unit[w]!));
-    }
+  constructor(readonly tables: JiebaTables) {
+    this.first = tables.first;
+    this.unit = tables.unit;
+    this.weightIndex = tables.weightIndex;
+    this.rootChild = tables.rootChild;
+    this.pairs = tables.pairs;
+    this.pairMask = (tables.pairs.length >>> 1) - 1;
+    this.filter = tables.filter;
+    this.weights = tables.weights;
+    this.logTotal = tables.logTotal;
   }
 
   private packed(node: number): number {
@@ -413,8 +450,6 @@ export class JiebaSegmenter {
   private v = new Float64Array(4096);
   private prev = new Int8Array(4096);
   private path = new Int8Array(1024);
-  /** Code-unit offsets of the characters of an HMM block. */
-  private charAt = new Int32Array(1024);
 
   private constructor(
     private readonly trie: CompactTrie,
@@ -447,6 +482,16 @@ export class JiebaSegmenter {
       at = end + 1;
     }
     return new JiebaSegmenter(builder.compact(), new HmmModel());
+  }
+
+  /** A segmenter over tables another segmenter read (`tables`), shared, not copied, across threads. */
+  static fromTables(tables: JiebaTables): JiebaSegmenter {
+    return new JiebaSegmenter(new CompactTrie(tables), new HmmModel());
+  }
+
+  /** The dictionary's tables, each over a SharedArrayBuffer: what fromTables takes in another thread. */
+  get tables(): JiebaTables {
+    return this.trie.tables;
   }
 
   /** Cuts units[from..to) into words; their end offsets are wordEnds[0..wordCount). Returns wordCount. */

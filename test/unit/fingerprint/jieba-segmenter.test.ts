@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
+import { Worker } from 'node:worker_threads';
+import { jiebaTables } from '../../../src/fingerprint/cjk-segmenter.js';
 import { JiebaSegmenter } from '../../../src/fingerprint/jieba-segmenter.js';
 import { fixtureNames, htmlToText, readFixture } from './fixtures.js';
 
@@ -109,5 +111,22 @@ describe('jieba segmenter', () => {
       assert.deepEqual(JiebaSegmenter.fromDictionary(bytes).cutString('北京大学在北京'), want, JSON.stringify(text));
     }
     assert.throws(() => JiebaSegmenter.fromDictionary('北京 many\n'), /no whole frequency/);
+  });
+
+  it('shares its tables with a worker thread: the worker cuts alike over the same memory, reading no dictionary of its own', async () => {
+    const tables = await jiebaTables();
+    for (const array of [tables.first, tables.unit, tables.weightIndex, tables.weights, tables.rootChild, tables.pairs, tables.filter]) {
+      assert.ok(array.buffer instanceof SharedArrayBuffer, 'every table is shared memory');
+    }
+    const text = '他来到了网易杭研大厦，我来到北京清华大学';
+    const worker = new Worker(new URL('./jieba-tables-worker.js', import.meta.url), { workerData: { tables, text } });
+    const reply = await new Promise<{ words: string[] }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    assert.deepEqual(reply.words, native.cut(text, true));
+    assert.equal(tables.weights[0], 42, 'the worker wrote into the same memory');
+    tables.weights[0] = NaN;
   });
 });
