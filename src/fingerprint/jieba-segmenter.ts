@@ -440,16 +440,21 @@ class HmmModel {
 const PREV_FIRST = Int32Array.of(E, B, M, S);
 const PREV_SECOND = Int32Array.of(S, M, B, E);
 
+/** Scratch entries a segmenter starts with, and the most it keeps from one cut to the next. */
+const SCRATCH_INITIAL = 1024;
+const SCRATCH_KEPT = 1 << 16;
+
 export class JiebaSegmenter {
   /** End offsets (exclusive) of the words of the last cut, in order; wordCount of them. */
-  wordEnds = new Int32Array(1024);
+  wordEnds = new Int32Array(SCRATCH_INITIAL);
   wordCount = 0;
-  private route = new Float64Array(1024);
-  private routeEnd = new Int32Array(1024);
+  /** Per unit of the block being cut, from its start: the best route's log probability and end. */
+  private route = new Float64Array(SCRATCH_INITIAL);
+  private routeEnd = new Int32Array(SCRATCH_INITIAL);
   /** Viterbi scores and back-pointers, 4 per character. */
-  private v = new Float64Array(4096);
-  private prev = new Int8Array(4096);
-  private path = new Int8Array(1024);
+  private v = new Float64Array(4 * SCRATCH_INITIAL);
+  private prev = new Int8Array(4 * SCRATCH_INITIAL);
+  private path = new Int8Array(SCRATCH_INITIAL);
 
   private constructor(
     private readonly trie: CompactTrie,
@@ -496,6 +501,8 @@ export class JiebaSegmenter {
 
   /** Cuts units[from..to) into words; their end offsets are wordEnds[0..wordCount). Returns wordCount. */
   cut(units: Uint16Array, from: number, to: number): number {
+    // The last cut's words are read by now: a result grown for a huge run is not kept.
+    if (this.wordEnds.length > SCRATCH_KEPT) this.wordEnds = new Int32Array(SCRATCH_INITIAL);
     this.wordCount = 0;
     let i = from;
     while (i < to) {
@@ -513,7 +520,30 @@ export class JiebaSegmenter {
         this.push(i);
       }
     }
+    this.releaseLargeScratch();
     return this.wordCount;
+  }
+
+  /**
+   * A thread keeps its scratch arrays from page to page; one huge run (a page of megabytes of
+   * Chinese is one run) would otherwise leave them at its size for good: 12 bytes a unit of route,
+   * 17 of Viterbi.
+   */
+  private releaseLargeScratch(): void {
+    if (this.route.length > SCRATCH_KEPT) {
+      this.route = new Float64Array(SCRATCH_INITIAL);
+      this.routeEnd = new Int32Array(SCRATCH_INITIAL);
+    }
+    if (this.path.length > SCRATCH_KEPT) {
+      this.v = new Float64Array(4 * SCRATCH_INITIAL);
+      this.prev = new Int8Array(4 * SCRATCH_INITIAL);
+      this.path = new Int8Array(SCRATCH_INITIAL);
+    }
+  }
+
+  /** The scratch arrays' lengths (units of route, Viterbi characters, words): what a thread keeps between cuts. */
+  get scratchLengths(): { route: number; viterbi: number; wordEnds: number } {
+    return { route: this.route.length, viterbi: this.path.length, wordEnds: this.wordEnds.length };
   }
 
   /** The words of a string, as jieba's `cut(text, true)` returns them: for tests and tools. */
@@ -551,18 +581,20 @@ export class JiebaSegmenter {
 
   /** The DAG, route and walk of jieba's cut_dag_hmm over the block units[from..to). */
   private cutBlock(units: Uint16Array, from: number, to: number): void {
-    if (this.route.length < to + 1) {
-      let size = this.route.length;
-      while (size < to + 1) size *= 2;
-      this.route = new Float64Array(size);
-      this.routeEnd = new Int32Array(size);
+    // The route is indexed from the block's start: its arrays are as long as the longest block.
+    const size = to - from + 1;
+    if (this.route.length < size) {
+      let grown = this.route.length;
+      while (grown < size) grown *= 2;
+      this.route = new Float64Array(grown);
+      this.routeEnd = new Int32Array(grown);
     }
     const route = this.route;
     const routeEnd = this.routeEnd;
     const trie = this.trie;
     const single = -trie.logTotal;
     const weights = trie.weights;
-    route[to] = 0;
+    route[to - from] = 0;
     // Backwards over the characters (a low surrogate is no start), each taking its best edge.
     let next = to;
     for (let x = to - 1; x >= from; x--) {
@@ -577,7 +609,7 @@ export class JiebaSegmenter {
         const w = entry & WEIGHT_MASK;
         if (w !== 0) {
           // Edges come in ascending end: >= keeps the longer of two equal routes, as jieba's max_by.
-          const p = weights[w]! + route[y + 1]!;
+          const p = weights[w]! + route[y + 1 - from]!;
           if (bestEnd < 0 || p >= best) {
             best = p;
             bestEnd = y + 1;
@@ -587,18 +619,18 @@ export class JiebaSegmenter {
         entry = y === x + 1 ? trie.pairChild(units[x]!, units[y]!) : trie.deepChild(entry, units[y]!);
       }
       if (bestEnd < 0) {
-        best = single + route[next]!;
+        best = single + route[next - from]!;
         bestEnd = next;
       }
-      route[x] = best;
-      routeEnd[x] = bestEnd;
+      route[x - from] = best;
+      routeEnd[x - from] = bestEnd;
       next = x;
     }
     // The walk: words of two or more characters go out; single characters are buffered.
     let x = from;
     let left = -1;
     while (x < to) {
-      const y = routeEnd[x]!;
+      const y = routeEnd[x - from]!;
       if (y - x === 1 || (y - x === 2 && isHighSurrogate(units[x]!) && isLowSurrogate(units[x + 1]!))) {
         if (left < 0) left = x;
       } else {

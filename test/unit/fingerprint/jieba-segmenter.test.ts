@@ -129,4 +129,22 @@ describe('jieba segmenter', () => {
     assert.equal(tables.weights[0], 42, 'the worker wrote into the same memory');
     tables.weights[0] = NaN;
   });
+
+  it('keeps no scratch grown for a huge run: one long run of Chinese leaves its arrays at their usual size, and cuts after it as before', () => {
+    const segmenter = JiebaSegmenter.fromDictionary(dict);
+    // 300,000 units in one run: words the dictionary knows and characters it does not (the HMM's).
+    const words = dictionaryWords.slice(1000, 1400).join('');
+    const unknown = '杭研鼐鼒鼕鼗';
+    let text = '';
+    while (text.length < 300_000) text += words + unknown;
+    // And 70,000 of one character no word repeats: single steps, all buffered for one HMM cut.
+    text += '鼗'.repeat(70_000);
+    const units = Uint16Array.from(text, (c) => c.charCodeAt(0));
+    const count = segmenter.cut(units, 0, units.length);
+    assert.equal(segmenter.wordEnds[count - 1], units.length);
+    // The words are read after the cut; the next cut drops them too.
+    assert.deepEqual(segmenter.cutString('我来到北京清华大学'), ['我', '来到', '北京', '清华大学']);
+    const kept = segmenter.scratchLengths;
+    assert.ok(kept.route <= 1 << 16 && kept.viterbi <= 1 << 16 && kept.wordEnds <= 1 << 16, JSON.stringify(kept));
+  });
 });
