@@ -274,7 +274,8 @@ class SimhashFingerprinter implements Fingerprinter {
     if (!binary) this.noteIdentifiers(text.units, text.length);
     const features = counter.size;
 
-    if (this.weights.length < features) this.weights = new Float64Array(counter.entryA.length);
+    // Sized to the features, and not kept at a huge page's size either.
+    if (this.weights.length < features || this.weights.length > Math.max(4 * features, 1 << 16)) this.weights = new Float64Array(Math.max(1024, counter.entryA.length));
     const weights = this.weights;
     const weighting = this.options.weighting;
     const countOf = counter.countOf;

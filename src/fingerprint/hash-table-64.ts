@@ -82,6 +82,8 @@ const SLOTS_PER_ENTRY = 4;
  * cache (Chinese pages with jieba have thousands of features).
  */
 const SLOT = 4;
+/** Slots a counter keeps from one page to the next (2 MiB of slots). */
+export const KEPT_SLOTS = 1 << 17;
 const STAMP = 0;
 const KEY_A = 1;
 const KEY_B = 2;
@@ -98,9 +100,11 @@ export class FeatureCounter {
   entryA = new Int32Array(0);
   entryB = new Int32Array(0);
   size = 0;
+  private readonly initialSlots: number;
 
   constructor(initialCapacity = 1024) {
-    this.allocate(capacityFor((initialCapacity * SLOTS_PER_ENTRY) / 2));
+    this.initialSlots = capacityFor((initialCapacity * SLOTS_PER_ENTRY) / 2);
+    this.allocate(this.initialSlots);
   }
 
   private allocate(cap: number): void {
@@ -124,6 +128,12 @@ export class FeatureCounter {
 
   reset(): void {
     this.size = 0;
+    // Grown past KEPT_SLOTS for a huge page, the table goes back to its first size (entries are
+    // numbered in insertion order whatever its size, so nothing read from it changes).
+    if (this.mask + 1 > Math.max(KEPT_SLOTS, this.initialSlots)) {
+      this.allocate(this.initialSlots);
+      return;
+    }
     this.gen++;
     // Stamps are int32s: wrap before the sign bit, clearing them (once per 2^31 pages).
     if (this.gen === 0x7fffffff) {

@@ -258,7 +258,7 @@ export class HtmlTextExtractor {
     this.source.setString(html);
     this.src = this.source.units;
     this.out = out;
-    out.length = 0;
+    out.clear();
     out.reserve(n + 16);
     this.depth = 0;
     this.openCounts.fill(0);

@@ -5,15 +5,33 @@
  */
 const NATIVE_COPY_MIN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 64 : Infinity;
 
+/**
+ * Units a buffer keeps from one page to the next (512 KiB); grown past this for a huge page, it
+ * goes back to its first size when it is cleared, so a thread does not hold every buffer at the
+ * size of the largest page it ever met.
+ */
+export const KEPT_UNITS = 1 << 18;
+
 /** A growable UTF-16 code-unit buffer: the extracted text of a page, reused across pages. */
 export class TextBuffer {
   units: Uint16Array;
   length = 0;
   /** A byte view of units, for setString's native copy. */
   private bytes: Buffer | undefined;
+  private readonly initialCapacity: number;
 
   constructor(initialCapacity = 64 * 1024) {
+    this.initialCapacity = initialCapacity;
     this.units = new Uint16Array(initialCapacity);
+  }
+
+  /** Empties the buffer (and gives back what a huge page grew it by: KEPT_UNITS). */
+  clear(): void {
+    this.length = 0;
+    if (this.units.length > Math.max(KEPT_UNITS, this.initialCapacity)) {
+      this.units = new Uint16Array(this.initialCapacity);
+      this.bytes = undefined;
+    }
   }
 
   /** Makes room for `extra` more code units. */
@@ -31,7 +49,7 @@ export class TextBuffer {
 
   /** Replaces the content with a string. */
   setString(s: string): void {
-    this.length = 0;
+    this.clear();
     const n = s.length;
     const units = this.reserve(n);
     if (n >= NATIVE_COPY_MIN) {

@@ -161,6 +161,9 @@ function skipDateSuffix(text: Uint16Array, s: number, e: number): number {
   return s > 0 && s < e && CLASS[text[s - 1]!] === DIGIT && DATE_SUFFIX[text[s]!] === 1 ? s + 1 : s;
 }
 
+/** Underscore positions kept from one text to the next (a huge page's go back to 256). */
+const KEPT_UNDERSCORES = 1 << 16;
+
 const LAST_WORD = 0;
 /** The NUM token (a date, time or counter). */
 const LAST_NUM = 1;
@@ -388,6 +391,7 @@ export class Tokenizer {
     this.last = LAST_WORD;
     this.counterWordsEnd = -1;
     this.underscores = 0;
+    if (this.underscoreAt.length > KEPT_UNDERSCORES) this.underscoreAt = new Int32Array(256);
     let i = 0;
     while (i < n) {
       const c = text[i]!;
@@ -567,7 +571,7 @@ export class Tokenizer {
     for (let k = s; k < e; k++) {
       if (CLASS[text[k]!] !== IGNORE) continue;
       const runs = this.runs;
-      runs.length = 0;
+      runs.clear();
       const copy = runs.reserve(e - s);
       for (let j = s; j < e; j++) if (CLASS[text[j]!] !== IGNORE) copy[runs.length++] = text[j]!;
       units = copy;
