@@ -25,9 +25,7 @@
  */
 import { createRequire } from 'node:module';
 import { crc32c } from './crc32c.js';
-
-/** The kafkajs version whose record batch encoder this redirects. */
-export const CRC32C_KAFKAJS_VERSION = '2.2.4';
+import { installedKafkajsVersion, PATCHED_KAFKAJS_VERSION } from './kafkajs-version.js';
 
 /** kafkajs's CRC-32C module, the one its encoder requires (internal, so loaded by path). */
 export const KAFKAJS_CRC32C_MODULE = 'kafkajs/src/protocol/recordBatch/crc32C/index.js';
@@ -39,9 +37,8 @@ let inForce = false;
 /** Puts our CRC-32C under kafkajs 2.2.4's record batch encoder (once per process); returns whether it is in force. */
 export function useFastCrc32cInKafkajs(): boolean {
   if (inForce) return true;
+  if (installedKafkajsVersion() !== PATCHED_KAFKAJS_VERSION) return false;
   const require = createRequire(import.meta.url);
-  const version = (require('kafkajs/package.json') as { version: string }).version;
-  if (version !== CRC32C_KAFKAJS_VERSION) return false;
   // Too late: the encoder already holds kafkajs's function.
   if (require.cache[require.resolve(KAFKAJS_RECORD_BATCH_MODULE)] !== undefined) return false;
   const crcPath = require.resolve(KAFKAJS_CRC32C_MODULE);

@@ -24,9 +24,7 @@
  * kafkajs version it was written for only; another version is left as it is.
  */
 import { createRequire } from 'node:module';
-
-/** The kafkajs version whose request queue this corrects. */
-export const PATCHED_KAFKAJS_VERSION = '2.2.4';
+import { installedKafkajsVersion, PATCHED_KAFKAJS_VERSION } from './kafkajs-version.js';
 
 /** The part of kafkajs's internal RequestQueue the correction touches. */
 export interface KafkajsRequestQueue {
@@ -39,10 +37,8 @@ export interface KafkajsRequestQueue {
 
 /** kafkajs's RequestQueue class (internal, so loaded by path) and the installed version. */
 export function loadRequestQueue(): { version: string; RequestQueue: { prototype: KafkajsRequestQueue } & (new (options: Record<string, unknown>) => KafkajsRequestQueue) } {
-  const require = createRequire(import.meta.url);
-  const version = (require('kafkajs/package.json') as { version: string }).version;
-  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as ReturnType<typeof loadRequestQueue>['RequestQueue'];
-  return { version, RequestQueue };
+  const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/requestQueue/index.js') as ReturnType<typeof loadRequestQueue>['RequestQueue'];
+  return { version: installedKafkajsVersion(), RequestQueue };
 }
 
 /** kafkajs's own delay between checks while requests are pending (CHECK_PENDING_REQUESTS_INTERVAL). */

@@ -11,7 +11,8 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { loadRequestQueue, PATCHED_KAFKAJS_VERSION, stopIdleRequestQueueLoop, type KafkajsRequestQueue } from '../../../src/kafka/request-queue-idle.js';
+import { loadRequestQueue, stopIdleRequestQueueLoop, type KafkajsRequestQueue } from '../../../src/kafka/request-queue-idle.js';
+import { PATCHED_KAFKAJS_VERSION } from '../../../src/kafka/kafkajs-version.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
