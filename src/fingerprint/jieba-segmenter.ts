@@ -394,10 +394,16 @@ class CompactTrie {
     return hasBit(this.filter, edgeBit(parent >>> WEIGHT_BITS, unit)) ? this.child(parent, unit) : 0;
   }
 
-  /** The packed entry of the child of the packed entry `parent` by `unit`, 0 when there is none. */
+  /** Whether units[from..to) (one unit or more) is a dictionary word: the cut's lookups, in order. */
+  isWord(units: Uint16Array, from: number, to: number): boolean {
+    let entry = this.rootChildOf(units[from]!);
+    for (let i = from + 1; i < to && entry !== 0; i++) entry = i === from + 1 ? this.pairChild(units[from]!, units[i]!) : this.deepChild(entry, units[i]!);
+    return (entry & WEIGHT_MASK) !== 0;
+  }
+
+  /** The packed entry of the child of the packed entry `parent` (two or more units deep) by `unit`, 0 when there is none. */
   child(parent: number, unit: number): number {
     const node = parent >>> WEIGHT_BITS;
-    if (node === 0) return this.rootChild[unit]!;
     const units = this.unit;
     let lo = this.first[node]!;
     let hi = this.first[node + 1]!;
@@ -652,7 +658,7 @@ export class JiebaSegmenter {
       this.push(to);
       return;
     }
-    if (!this.isDictionaryWord(units, from, to)) {
+    if (!this.trie.isWord(units, from, to)) {
       this.hmmCut(units, from, to);
       return;
     }
@@ -668,14 +674,7 @@ export class JiebaSegmenter {
     return chars;
   }
 
-  private isDictionaryWord(units: Uint16Array, from: number, to: number): boolean {
-    let entry = 0;
-    for (let i = from; i < to; i++) {
-      entry = this.trie.child(entry, units[i]!);
-      if (entry === 0) return false;
-    }
-    return (entry & WEIGHT_MASK) !== 0;
-  }
+
 
 
   /** jieba's hmm::cut: runs of U+4E00..U+9FD5 through Viterbi, the rest by its skip pattern. */
