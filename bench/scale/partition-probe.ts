@@ -5,11 +5,8 @@
  * then timed over further entries, at N = 1M, 10M (and 100M where the
  * machine's memory allows).
  *
- * The entries come as a partition of a 64-partition index gets them: per
- * page, 4 table entries and 14 band keys spread over the partitions, so
- * about 22% of a partition's entries are table entries (with the page's id;
- * a quarter of them at the page's home, with the whole sketch) and 78% a
- * page's one band key (fingerprint and sketch tail only). A quarter of the
+ * The entries come as a partition of a 64-partition index gets them
+ * (partition-entries.ts). A quarter of the
  * timed entries are near copies of held pages (1 to 6 bits and a few bins
  * moved, the same band key), so probes find candidates in both the table
  * index and the band log.
@@ -31,10 +28,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { IndexPartition, sketchTail, type RoutedPage } from '../../src/dedup/index-partition.js';
+import { IndexPartition, type RoutedPage } from '../../src/dedup/index-partition.js';
+import { partitionEntries } from './partition-entries.js';
 import { planFromBlocks } from '../../src/index/index.js';
 import type { SecondStage } from '../../src/dedup/decider.js';
-import { SKETCH_BINS } from '../../src/fingerprint/index.js';
 import { mulberry32 } from '../../src/mulberry32.js';
 import { memoryPageTier } from '../../src/dedup/blob-store.js';
 import { filePageTier } from '../../src/storage/file-blob-store.js';
@@ -45,50 +42,11 @@ const TIER = process.argv[4] ?? 'file';
 if (TIER !== 'file' && TIER !== 'memory') throw new Error(`tier must be file or memory, not ${TIER}`);
 const STAGE: SecondStage = { radius: 3, minSimilarity: 0.85, bands: 14 };
 const PLAN = planFromBlocks(3, [16, 16, 16, 16]);
-const TABLE_SHARE = 4 / 18;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'partition-probe.json');
 
 const rand = mulberry32(0x5eed1234);
-const word = (): number => (rand() * 2 ** 32) >>> 0;
-
-function randomSketch(): Uint8Array {
-  const s = new Uint8Array(SKETCH_BINS);
-  for (let i = 0; i < SKETCH_BINS; i++) s[i] = (rand() * 256) | 0;
-  return s;
-}
-
-/** One entry as the partition gets it; `base` makes it a near copy of that entry. */
-function entry(i: number, base: RoutedPage | null): RoutedPage {
-  let hi = word();
-  let lo = word();
-  let sketch = randomSketch();
-  const table = base === null ? rand() < TABLE_SHARE : base.tables !== 0;
-  if (base !== null) {
-    ({ hi, lo } = base);
-    for (let f = 1 + ((rand() * 6) | 0); f > 0; f--) {
-      const bit = (rand() * 64) | 0;
-      if (bit < 32) hi = (hi ^ (1 << bit)) >>> 0;
-      else lo = (lo ^ (1 << (bit - 32))) >>> 0;
-    }
-    sketch = base.sketch!.slice();
-    // Bins after the first band's: the band key stays, the overlap stays high.
-    for (let c = (rand() * 4) | 0; c > 0; c--) sketch[4 + ((rand() * 40) | 0)] = (rand() * 256) | 0;
-  }
-  const home = table && (base === null ? rand() < 0.25 : (base.tables & 1) !== 0);
-  const bandKey = base === null ? word() : base.bandKeys[0]!;
-  return {
-    id: table ? `https://example.org/site-${i % 5000}/page-${i}` : null,
-    hi,
-    lo,
-    short: false,
-    fetchedAt: 0,
-    sketch: home ? sketch : sketchTail(sketch),
-    tables: table ? (home ? 1 : 2) : 0,
-    // A table entry here and a band key here are two different partitions' shares, most of the time.
-    bandKeys: table ? [] : [bandKey],
-  };
-}
+const entry = partitionEntries(rand);
 
 function rss(): number {
   globalThis.gc?.();

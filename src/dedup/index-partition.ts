@@ -280,6 +280,18 @@ export class IndexPartition {
   }
 
   /**
+   * Records `page` at `sequence` as apply does, without its probe: for a page whose verdict is
+   * committed already (a restore replaying the logs), whose reply nobody waits for. The state
+   * after it is apply's (the probe changes nothing), so later pages, confirmations and requests
+   * for more are answered alike; the probe is most of apply's cost.
+   */
+  replay(page: RoutedPage, sequence: number): void {
+    if (sequence < this.position) throw new RangeError(`partition ${this.partition}: sequence ${sequence} is behind ${this.position}`);
+    this.position = sequence + 1;
+    this.record(page, sequence);
+  }
+
+  /**
    * The unsettled candidates round one gave `page` (decided at `sequence`, as this partition got
    * it) that come after `after`, closest first, at most UNSETTLED_PER_REPLY: the probe again, as
    * of `sequence` (the pages decided before it), which gives what it gave then.

@@ -230,7 +230,7 @@ export function createMetrics(registry: Registry, state: MetricsState, options: 
     }),
     shardRestoreDuration: new Histogram({
       name: 'dedup_shard_restore_seconds',
-      help: 'Time to restore one shard from its changelog partition when it is assigned here (sharded mode).',
+      help: 'Time to restore one shard from its changelog partition when it is assigned here (sharded mode), or one index partition from dedup.order and its dedup.index partition (routed mode).',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers,
     }),

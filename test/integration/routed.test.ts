@@ -222,6 +222,14 @@ test('routed, two instances: verdicts equal one index over the decision order', 
   await runScenario('rt2', 2, { demo: 1200, template: 200, seed: 43 });
 });
 
+/** The 'index partition restored from its logs' lines of an instance's log. */
+function restoredPartitions(logs: string): { partition: number; seconds: number; recordedWithoutProbe: number }[] {
+  return logs
+    .split('\n')
+    .filter((line) => line.includes('index partition restored from its logs'))
+    .map((line) => JSON.parse(line) as { partition: number; seconds: number; recordedWithoutProbe: number });
+}
+
 /**
  * Two instances, one SIGKILLed mid-stream: the survivor decides the rest alone, then the
  * killed one restarts under its instance id and takes its partitions back. With standbys the
@@ -275,6 +283,10 @@ async function killAndRestart(name: string, standby: boolean): Promise<void> {
     else assert.ok(replays >= 2, 'without standbys, the survivor replays the dead instance\u2019s index partitions');
     const b2 = await start('dedup-b');
     await b2.waitReady(180_000);
+    // Every chunk before the restart is committed: its pages are recorded without their probes.
+    const restored = restoredPartitions(b2.logs());
+    assert.ok(restored.length > 0, 'the restarted instance restores index partitions from their logs');
+    assert.ok(restored.some((r) => r.recordedWithoutProbe > 0), `the restore records committed chunks without probing them: ${JSON.stringify(restored)}`);
     await send(copies);
     const { out } = await checkAgainstOracle(infra, topics, env, all, () => started);
     const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));

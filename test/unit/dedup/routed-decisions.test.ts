@@ -240,13 +240,19 @@ function routedWith(holders: Holder[][], pages: Page[], plan: TablePlan, stage: 
     }
     if (r() < layout.failover) {
       // One holder loses everything and is rebuilt from its partition's log (dedup.index and
-      // dedup.order): the rebuilt state must answer as the survivor does from here on.
+      // dedup.order): the rebuilt state must answer as the survivor does from here on. The
+      // restore records the pages of committed chunks without probing them (replay), and
+      // applies the rest: any prefix of the log may be committed.
       const q = Math.floor(r() * layout.indexPartitions);
       const which = Math.floor(r() * 2);
       const h = holders[q]![which]!;
       h.close();
       Object.assign(h, holderState(q, which, plan, stage, routing));
-      for (const { page, sequence: s } of h.log) h.state.apply(page, s);
+      const committed = r() < 0.5 ? h.log.length : Math.floor(r() * (h.log.length + 1));
+      h.log.forEach(({ page, sequence: s }, i) => {
+        if (i < committed) h.state.replay(page, s);
+        else h.state.apply(page, s);
+      });
       failovers++;
     }
   }
