@@ -20,7 +20,7 @@ import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { FingerprintIndex, planFromBlocks, type TablePlan } from '../../src/index/index.js';
 import { Decider, type RestoredDecision } from '../../src/dedup/decider.js';
-import { readSnapshotFile, writeSnapshotFile } from '../../src/app/state-snapshot.js';
+import { readSnapshotFile, writeSnapshotFile } from '../../src/storage/state-snapshot.js';
 import { rng } from './data.js';
 
 const argv = process.argv.slice(2);

@@ -154,7 +154,7 @@ function phase(logs: string, msg: string, spawnedAtMs: number): number | null {
   return null;
 }
 
-/** Seconds from spawn: the log lines the pipeline writes at each start-up step (src/app/pipeline.ts). */
+/** Seconds from spawn: the log lines the pipeline writes at each start-up step (src/modes/single/start.ts). */
 export interface StartupRun {
   readySeconds: number;
   /** Node started and the entry point loaded. */

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createDecider, fingerprintVersionOf, planFromConfig } from '../../src/dedup/create-decider.js';
 import { syntheticPages } from './synthetic.js';
-import { readSnapshot, writeSnapshot, SNAPSHOT_FILE } from '../../src/app/state-snapshot.js';
+import { readSnapshot, writeSnapshot, SNAPSHOT_FILE } from '../../src/storage/state-snapshot.js';
 
 async function build(pages: number, dir: string, seed: number, clusterId: string): Promise<Record<string, unknown>> {
   const config = loadConfig(process.env);

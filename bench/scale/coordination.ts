@@ -16,7 +16,7 @@
  * (dedup_routed_bytes_total, dedup_routed_records_total) counted between the
  * start and the end of that window: the instances stop one after another, and
  * each survivor takes on the partitions of the one stopped before it and
- * replays their logs, which the stop lines (src/app/pipeline.ts) count too
+ * replays their logs, which the stop lines (src/modes/routed/start.ts) count too
  * (outsideWindowBytesPerPage). Record overhead is counted at 80 B a record
  * (the figure bench/scale/model.ts uses), and writes once more per extra
  * replica.

@@ -19,6 +19,7 @@
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import { DedupError, errorCode } from '../errors.js';
+import type { SnapshotHeader } from '../storage/state-snapshot.js';
 import type { Logger } from '../logger.js';
 import type { FingerprintIndex, TablePlan } from '../index/index.js';
 import type { PageStore } from '../dedup/page-store.js';
@@ -41,7 +42,7 @@ export interface ShardHolderOptions {
   kafka: Kafka;
   /** The Kafka cluster's id: a shard snapshot is only good against the cluster it was made on. */
   clusterId: string;
-  /** Snapshot files (src/app/state-snapshot.ts), one directory per shard. */
+  /** Snapshot files (src/storage/state-snapshot.ts), one directory per shard. */
   snapshots: ShardSnapshots;
   /** The fingerprint definition this build computes (changelog header, snapshot header). */
   fingerprintVersion: string;
@@ -67,16 +68,8 @@ export interface ShardHolderSettings extends SecondStageOptions {
   readonly snapshotIntervalSeconds: number;
 }
 
-export interface ShardSnapshotHeader {
-  createdAt: string;
-  clusterId: string;
-  changelogTopic: string;
-  offsets: Record<string, string>;
-  k: number;
-  plan: TablePlan;
-  pages: number;
-  fingerprintVersion?: string;
-}
+/** A shard snapshot's header as the holder writes it: the file's own, less the part lengths the writer fills in. */
+export type ShardSnapshotHeader = Omit<SnapshotHeader, 'indexBytes' | 'storeBytes'>;
 
 export interface ShardSnapshots {
   /** Reads a shard's snapshot; its page store loads into `tier` (made empty; in memory if absent). */

@@ -26,25 +26,37 @@
  * verdict of its first appearance.
  */
 import type { EachBatchPayload, Kafka } from 'kafkajs';
-import type { DedupConfig } from '../config.js';
 import { DedupError, errorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { sourceKey, type Completion, type JoinedVerdict } from '../dedup/answer-join.js';
-import { keepsSketches } from '../dedup/create-decider.js';
 import type { DedupMetrics } from '../metrics/metrics.js';
 import type { LogAppender } from '../kafka/log-appender.js';
 import { encodeShardRecord } from '../wire/shard-records.js';
 import { sketchToWire } from '../wire/sketch-wire.js';
 import type { AnswerTail } from './answers.consumer.js';
 import { shardAssigner } from '../kafka/shard-assigner.js';
-import { committedChunk, pagesGroupConsumer, runChunks } from './crawled-pages.consumer.js';
+import { committedChunk, pagesGroupConsumer, runChunks, type PagesGroupOptions } from './crawled-pages.consumer.js';
 import { createInputFences } from '../kafka/input-fences.js';
 import type { PageBatchProcessor, PreparedChunk, PreparedPage } from '../chunk/page-batch-processor.js';
 import type { ShardHolder } from './sequence.consumer.js';
 
+/** What the sharded group consumer needs of the config (start-up picks it). */
+export interface ShardedPagesOptions extends PagesGroupOptions {
+  readonly instanceId: string;
+  readonly fingerprintsTopic: string;
+  readonly sequenceTopic: string;
+  /** The standby topic, or null without standby copies. */
+  readonly standbyTopic: string | null;
+  readonly k: number;
+  /** Whether pages carry feature sketches (the second stage is on): confirmations beyond k are counted. */
+  readonly secondStage: boolean;
+  /** How many input partitions are decided at once (the pages topic's partitions). */
+  readonly topicPartitions: number;
+}
+
 export interface ShardedPagesConsumerOptions {
   kafka: Kafka;
-  config: DedupConfig;
+  config: ShardedPagesOptions;
   processor: PageBatchProcessor;
   appender: LogAppender;
   answers: AnswerTail;
@@ -75,8 +87,7 @@ class ChunkAbandoned extends Error {}
 
 export function createShardedPagesConsumer(options: ShardedPagesConsumerOptions): ShardedPagesConsumer {
   const { kafka, config, processor, appender, answers, holder, metrics, logger, onFatal } = options;
-  const standbyTopic = config.standbyReplicas > 0 ? config.standbyTopic : null;
-  const secondStage = keepsSketches(config);
+  const { standbyTopic, secondStage } = config;
   const { consumer, health } = pagesGroupConsumer({
     kafka,
     config,

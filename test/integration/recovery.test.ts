@@ -17,7 +17,7 @@ import { demoPages } from '../../src/producers/demo-pages.js';
 import { createFingerprinter } from '../../src/fingerprint/index.js';
 import { createDecider, planFromConfig } from '../../src/dedup/create-decider.js';
 import { loadConfig } from '../../src/config.js';
-import { readSnapshot, writeSnapshot } from '../../src/app/state-snapshot.js';
+import { readSnapshot, writeSnapshot } from '../../src/storage/state-snapshot.js';
 import { createTopics, deleteTopics, freePort, metricSum, pipelineEnv, readCommitted, requireInfra, scrapeMetrics, testKafka, uniqueName, waitFor, runTopics } from '../support/infra.js';
 import { startPipelineProcess, type PipelineProcess } from '../support/pipeline-process.js';
 

@@ -10,7 +10,10 @@
  *   worker pool) is Kafka-free: it reaches no kafkajs, kafka/, consumers/,
  *   producers/ or app/.
  * - Only src/kafka/ imports kafkajs, save the exceptions listed below.
- * - Config stops at start-up: below it, components take narrow options.
+ * - Config stops at start-up (app/, modes/, cli/): below it, components take
+ *   narrow options.
+ * - Each mode starts up on its own (src/modes/<mode>/): no mode's start-up
+ *   imports another's.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -140,16 +143,28 @@ test('the chunk step is Kafka-free, through any chain', () => {
 });
 
 /** Files below start-up that still take the whole config, each with its reason. */
-const CONFIG_EXCEPTIONS: Record<string, string> = {
-  'consumers/sharded-pages.consumer.ts': 'takes the whole config this round: narrowed when sharded mode gets its own start-up (src/modes/sharded/)',
-};
+const CONFIG_EXCEPTIONS: Record<string, string> = {};
 
-test('config stops at start-up: only app/, cli/ and the library entry import config.ts, save the exceptions listed', () => {
+test('config stops at start-up: only app/, modes/, cli/ and the library entry import config.ts, save the exceptions listed', () => {
   const importers = [...GRAPH]
-    .filter(([file, { local }]) => local.includes('config.ts') && !file.startsWith('app/') && !file.startsWith('cli/') && file !== 'lib.ts')
+    .filter(([file, { local }]) => local.includes('config.ts') && !file.startsWith('app/') && !file.startsWith('modes/') && !file.startsWith('cli/') && file !== 'lib.ts')
     .map(([file]) => file)
     .sort();
   assert.deepEqual(importers, Object.keys(CONFIG_EXCEPTIONS).sort());
+});
+
+test('each mode has its own start-up: src/modes/<mode>/ never reaches another mode\u2019s, through any chain', () => {
+  const modeOf = (file: string): string | null => /^modes\/([^/]+)\//.exec(file)?.[1] ?? null;
+  const starts = [...GRAPH.keys()].filter((f) => modeOf(f) !== null);
+  assert.deepEqual([...new Set(starts.map(modeOf))].sort(), ['routed', 'sharded', 'single']);
+  const crossings: string[] = [];
+  for (const file of starts) {
+    for (const [dep, chain] of reachable(file)) {
+      const other = modeOf(dep);
+      if (other !== null && other !== modeOf(file)) crossings.push(chain.join(' -> '));
+    }
+  }
+  assert.deepEqual(crossings, []);
 });
 
 /**

@@ -13,7 +13,7 @@ import * as zlib from 'node:zlib';
 import { DedupError } from '../../../src/errors.js';
 import { Decider } from '../../../src/dedup/decider.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
-import { readSnapshot, readSnapshotFile, SNAPSHOT_FILE, writeSnapshot, writeSnapshotFile } from '../../../src/app/state-snapshot.js';
+import { readSnapshot, readSnapshotFile, SNAPSHOT_FILE, writeSnapshot, writeSnapshotFile } from '../../../src/storage/state-snapshot.js';
 import { mulberry32Uint32 } from '../../support/rng.js';
 
 const seeded = mulberry32Uint32;
