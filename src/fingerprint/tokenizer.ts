@@ -448,7 +448,7 @@ export class Tokenizer {
         continue;
       }
       if (wlen > 0) {
-        this.emitWord(out, wa, wb, wlen, digit, other, text, i, n);
+        this.endWord(out, wa, wb, wlen, digit, other, text, i, n);
         wa = TOKEN_SEED_A;
         wb = TOKEN_SEED_B;
         wlen = 0;
@@ -456,10 +456,14 @@ export class Tokenizer {
         other = 0;
       }
       if (cls === SPACE) {
-        // "Ã\u00a0" for "à": the no-break space is a continuation byte too.
-        if (c === 0xa0 && i > 0 && isMisreadLead(text[i - 1]!)) misread++;
-        spaces++;
-        i++;
+        // A run of whitespace (text keeps the indentation between tags) in a loop of its own.
+        for (let d = c; ; ) {
+          // "Ã\u00a0" for "à": the no-break space is a continuation byte too.
+          if (d === 0xa0 && i > 0 && isMisreadLead(text[i - 1]!)) misread++;
+          spaces++;
+          i++;
+          if (i >= n || CLASS[(d = text[i]!)] !== SPACE) break;
+        }
       } else if (cls === HAN || (cls === HIGH && isHanStart(text, i, n, c))) {
         const e = hanRunEnd(text, i, n);
         const s = skipDateSuffix(text, i, e);
@@ -488,7 +492,7 @@ export class Tokenizer {
         i++;
       }
     }
-    if (wlen > 0) this.emitWord(out, wa, wb, wlen, digit, other, text, i, n);
+    if (wlen > 0) this.endWord(out, wa, wb, wlen, digit, other, text, i, n);
     this.stats.junk = junk;
     this.stats.misread = misread;
     this.stats.nonSpace = n - spaces;
@@ -501,6 +505,24 @@ export class Tokenizer {
       this.underscoreAt = grown;
     }
     this.underscoreAt[this.underscores++] = i;
+  }
+
+  /**
+   * Emits the word that ends at `end` (emitWord): a word of letters outside a counter's words, most
+   * words, here (small enough for V8 to inline into tokenize's loop), the others by emitWord.
+   */
+  private endWord(out: TokenBuffer, wa: number, wb: number, wlen: number, digit: boolean, other: number, text: Uint16Array, end: number, n: number): void {
+    if (!digit && end > this.counterWordsEnd) {
+      const a = fmix(wa ^ wlen) | 0;
+      const b = fmix(wb ^ wlen) | 0;
+      const kind = this.wordKinds.get(a, b, 0);
+      if (kind !== WORD_DATE) {
+        out.push(a, b, kind === WORD_STOP ? TOKEN_STOP : TOKEN_WORD, other);
+        this.last = LAST_WORD;
+        return;
+      }
+    }
+    this.emitWord(out, wa, wb, wlen, digit, other, text, end, n);
   }
 
   /** Emits the word text[end - wlen .. end): a word token, or NUM for a date word or a number in a date, time or counter. */
