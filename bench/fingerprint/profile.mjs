@@ -1,17 +1,30 @@
-// CPU profile of fingerprint({html}) on one page set; prints self time per function.
+// CPU profile of fingerprint({html}) on one page set, or of fingerprint({text}) from the pages'
+// extracted text (mode 'text'); prints self time per function.
+// Usage: node bench/fingerprint/profile.mjs [set] [html|text]
 import { createFingerprinter } from '../../dist/src/fingerprint/index.js';
+import { HtmlTextExtractor } from '../../dist/src/fingerprint/html-text.js';
+import { TextBuffer } from '../../dist/src/fingerprint/text-buffer.js';
 import { pageSets } from './page-set.mjs';
 import { Session } from 'node:inspector/promises';
 const pages = pageSets()[process.argv[2] ?? 'text10k'];
+const extractor = new HtmlTextExtractor('remove');
+const inputs =
+  process.argv[3] === 'text'
+    ? pages.map((p) => {
+        const b = new TextBuffer();
+        extractor.extract(p.html, b);
+        return { text: b.toString() };
+      })
+    : pages.map((p) => ({ html: p.html }));
 const fp = await createFingerprinter();
-for (let k = 0; k < 5; k++) for (const p of pages) fp.fingerprint({ html: p.html });
+for (let k = 0; k < 5; k++) for (const p of inputs) fp.fingerprint(p);
 const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.setSamplingInterval', { interval: 100 });
 await session.post('Profiler.start');
 const t = performance.now();
-for (let k = 0; k < 20; k++) for (const p of pages) fp.fingerprint({ html: p.html });
+for (let k = 0; k < 20; k++) for (const p of inputs) fp.fingerprint(p);
 const elapsed = performance.now() - t;
 const { profile } = await session.post('Profiler.stop');
 const dt = new Map();
