@@ -1,7 +1,7 @@
 /**
- * Wires the application: config in, a running pipeline out. The only module
- * that knows every part; the entry point (cli/main.ts) owns signals and the
- * exit code.
+ * Wires the application: config in, a running pipeline out, through the
+ * start-up of the configured mode; the entry point (cli/main.ts) owns
+ * signals and the exit code.
  *
  * Start-up is a short list of named steps. Each step that opens something
  * pushes its closer; if any step fails, everything opened so far is closed in

@@ -22,7 +22,7 @@
  * order record from the start of dedup.order, with its index log from its
  * start (no snapshots yet). The pages of chunks committed already (input
  * offset below the group's committed offset when the partition was taken on)
- * are recorded without their probes (IndexPartition.replay), about a third
+ * are recorded without their probes (IndexPartition.replay), about half
  * of apply's cost; chunks not committed yet are applied, and replied to
  * again: their owners may still wait for them.
  *
