@@ -1,0 +1,178 @@
+/**
+ * A routed instance's restart on the real broker: one instance decides N demo
+ * pages (6 input partitions, 16 index partitions), stops (SIGTERM), and is
+ * started again on the same topics with an empty state directory, so that it
+ * takes every index partition on and replays dedup.order and dedup.index from
+ * their start (routed mode has no partition snapshots). Timed: spawn to
+ * /readyz 200 (ready = every held partition has applied the order log as far
+ * as it was when taken on), and the restarted process's CPU over that time,
+ * main thread apart.
+ *
+ * ROUTED_RESTORE_BASE=<repo-dir> runs the same cases, alternated run by run,
+ * with the CLI of another build (its dist/), for a before/after on one broker.
+ *
+ *   source .infra/env   # after bash deploy/local/up.sh; or any broker and registry
+ *   node dist/bench/scale/routed-restore.js [pages=20000] [runs=2]
+ *
+ * Writes bench/results/routed-restore.json.
+ */
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoPages } from '../../src/producers/demo-pages.js';
+import { processCpu } from './group.js';
+import { CLI, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, median, round, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
+
+const PAGES = Number(process.argv[2] ?? 20_000);
+const RUNS = Number(process.argv[3] ?? 2);
+const BASE = process.env.ROUTED_RESTORE_BASE ?? null;
+const PARTITIONS = 6;
+const INDEX_PARTITIONS = 16;
+
+interface Restart {
+  build: string;
+  run: number;
+  pages: number;
+  decideSeconds: number;
+  readySeconds: number;
+  cpuSeconds: number;
+  mainThreadCpuSeconds: number;
+  /** From the restarted instance's 'index partition restored from its logs' lines (builds that write them). */
+  partitionsRestored: number;
+  recordedWithoutProbe: number;
+}
+
+async function restart(build: string, cli: string, run: number, pages: Buffer[], keys: string[]): Promise<Restart> {
+  const stack = stackFromEnv();
+  const kafka = benchKafka(stack);
+  const name = `rrestore-${build}-${run}-${Date.now().toString(36)}`;
+  const topics = {
+    DEDUP_PAGES_TOPIC: `${name}.pages`,
+    DEDUP_NOVEL_TOPIC: `${name}.novel`,
+    DEDUP_DUPLICATE_TOPIC: `${name}.duplicate`,
+    DEDUP_DEAD_LETTER_TOPIC: `${name}.dlq`,
+    DEDUP_FINGERPRINTS_TOPIC: `${name}.fingerprints`,
+    DEDUP_INDEX_TOPIC: `${name}.index`,
+    DEDUP_ORDER_TOPIC: `${name}.order`,
+    DEDUP_REPLIES_TOPIC: `${name}.replies`,
+    DEDUP_IDS_TOPIC: `${name}.ids`,
+  };
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: topics.DEDUP_PAGES_TOPIC, numPartitions: PARTITIONS, replicationFactor: 1, configEntries: largeTopicConfig(4 * 1024 * 1024) }] });
+  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-restore-'));
+  const env = {
+    ...topics,
+    DEDUP_MODE: 'routed',
+    DEDUP_INDEX_PARTITIONS: String(INDEX_PARTITIONS),
+    DEDUP_TOPIC_PARTITIONS: String(PARTITIONS),
+    DEDUP_BROKERS: stack.brokers.join(','),
+    DEDUP_GROUP_ID: `${name}-group`,
+    DEDUP_EXPECTED_FINGERPRINTS: String(Math.max(100_000, PAGES)),
+    DEDUP_METRICS_HOST: '127.0.0.1',
+    DEDUP_LOG_LEVEL: 'info',
+    DEDUP_INSTANCE_ID: 'restore-0',
+  };
+  const children: Child[] = [];
+  const start = async (dir: string): Promise<{ child: Child; port: number }> => {
+    const port = await freePort();
+    const child = startChild(cli, ['run'], { ...env, DEDUP_STATE_DIR: dir, DEDUP_METRICS_PORT: String(port) });
+    children.push(child);
+    return { child, port };
+  };
+  try {
+    const first = await start(join(stateDir, 'first'));
+    await waitReady(first.child, first.port);
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const decideFrom = Date.now();
+    for (let i = 0; i < pages.length; i += 200) {
+      await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: pages.slice(i, i + 200).map((value, j) => ({ key: keys[i + j]!, value })) });
+    }
+    await producer.disconnect();
+    await waitFor('every page committed', async () => {
+      const [t] = await admin.fetchOffsets({ groupId: env.DEDUP_GROUP_ID, topics: [topics.DEDUP_PAGES_TOPIC] });
+      const done = (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
+      return done >= pages.length ? true : undefined;
+    }, 900_000, 200);
+    const decideSeconds = (Date.now() - decideFrom) / 1000;
+    const code = await stopChild(first.child);
+    if (code !== 0) throw new Error(`the first instance stopped with ${code}:\n${first.child.logs().slice(-3000)}`);
+    // The restart: an empty state directory, every index partition taken on and replayed.
+    const spawned = Date.now();
+    const second = await start(join(stateDir, 'second'));
+    await waitReady(second.child, second.port, 900_000, 20);
+    const readySeconds = (Date.now() - spawned) / 1000;
+    const cpu = processCpu(second.child.pid) ?? { total: NaN, main: NaN };
+    const restored = second.child
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('index partition restored from its logs'))
+      .map((line) => JSON.parse(line) as { recordedWithoutProbe: number });
+    await stopChild(second.child);
+    return {
+      build,
+      run,
+      pages: pages.length,
+      decideSeconds: Math.round(decideSeconds * 10) / 10,
+      readySeconds: Math.round(readySeconds * 100) / 100,
+      cpuSeconds: Math.round(cpu.total * 100) / 100,
+      mainThreadCpuSeconds: Math.round(cpu.main * 100) / 100,
+      partitionsRestored: restored.length,
+      recordedWithoutProbe: restored.reduce((n, r) => n + r.recordedWithoutProbe, 0),
+    };
+  } finally {
+    for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');
+    await admin.disconnect();
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const feed = demoPages({ seed: 7 });
+  const keys: string[] = [];
+  const pages: Buffer[] = [];
+  for (let i = 0; i < PAGES; i++) {
+    const p = feed.next().value!;
+    keys.push(p.id);
+    pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
+  }
+  const builds: [string, string][] = [['this', CLI], ...(BASE === null ? [] : ([['base', join(BASE, 'dist', 'src', 'cli', 'main.js')]] as [string, string][]))];
+  const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
+  const runs: Restart[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    for (const [build, cli] of run % 2 === 1 ? [...builds].reverse() : builds) {
+      const r = await restart(build, cli, run, pages, keys);
+      log(JSON.stringify(r));
+      runs.push(r);
+    }
+  }
+  const summary = builds.map(([build]) => {
+    const mine = runs.filter((r) => r.build === build);
+    return {
+      build,
+      readySeconds: round(median(mine.map((r) => r.readySeconds)), 2),
+      cpuSeconds: round(median(mine.map((r) => r.cpuSeconds)), 2),
+      mainThreadCpuSeconds: round(median(mine.map((r) => r.mainThreadCpuSeconds)), 2),
+    };
+  });
+  const doc = {
+    generatedBy: 'bench/scale/routed-restore.ts',
+    command: `${BASE === null ? '' : 'ROUTED_RESTORE_BASE=<base tree> '}node dist/bench/scale/routed-restore.js ${PAGES} ${RUNS}`,
+    date: new Date().toISOString(),
+    node: process.version,
+    base: BASE,
+    inputPartitions: PARTITIONS,
+    indexPartitions: INDEX_PARTITIONS,
+    loadAverage: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100) },
+    note: 'One routed instance decides the pages, stops (SIGTERM), and starts again with an empty state directory: it takes all 16 index partitions on and replays dedup.order and dedup.index. readySeconds: spawn to /readyz 200; cpuSeconds: the restarted process over that time (all threads; mainThreadCpuSeconds its main thread), start-up (fingerprinting pool, dictionary) included.',
+    summary,
+    runs,
+  };
+  writeFileSync(join(ROOT, 'bench', 'results', 'routed-restore.json'), `${JSON.stringify(doc, null, 2)}\n`);
+  console.log(JSON.stringify(summary));
+}
+
+await main();
