@@ -10,6 +10,8 @@
  *
  * ROUTED_RESTORE_BASE=<repo-dir> runs the same cases, alternated run by run,
  * with the CLI of another build (its dist/), for a before/after on one broker.
+ * ROUTED_RESTORE_PROFILE_DIR=<dir> writes a --cpu-prof profile of each
+ * restarted instance there.
  *
  *   source .infra/env   # after bash deploy/local/up.sh; or any broker and registry
  *   node dist/bench/scale/routed-restore.js [pages=20000] [runs=2]
@@ -75,9 +77,9 @@ async function restart(build: string, cli: string, run: number, pages: Buffer[],
     DEDUP_INSTANCE_ID: 'restore-0',
   };
   const children: Child[] = [];
-  const start = async (dir: string): Promise<{ child: Child; port: number }> => {
+  const start = async (dir: string, nodeArgs: string[] = []): Promise<{ child: Child; port: number }> => {
     const port = await freePort();
-    const child = startChild(cli, ['run'], { ...env, DEDUP_STATE_DIR: dir, DEDUP_METRICS_PORT: String(port) });
+    const child = startChild(cli, ['run'], { ...env, DEDUP_STATE_DIR: dir, DEDUP_METRICS_PORT: String(port) }, nodeArgs);
     children.push(child);
     return { child, port };
   };
@@ -101,7 +103,8 @@ async function restart(build: string, cli: string, run: number, pages: Buffer[],
     if (code !== 0) throw new Error(`the first instance stopped with ${code}:\n${first.child.logs().slice(-3000)}`);
     // The restart: an empty state directory, every index partition taken on and replayed.
     const spawned = Date.now();
-    const second = await start(join(stateDir, 'second'));
+    const profile = process.env.ROUTED_RESTORE_PROFILE_DIR;
+    const second = await start(join(stateDir, 'second'), profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
     await waitReady(second.child, second.port, 900_000, 20);
     const readySeconds = (Date.now() - spawned) / 1000;
     const cpu = processCpu(second.child.pid) ?? { total: NaN, main: NaN };

@@ -23,7 +23,8 @@
  * start (no snapshots yet). The pages of chunks committed already (input
  * offset below the group's committed offset when the partition was taken on)
  * are recorded without their probes (IndexPartition.replay), about half
- * of apply's cost; chunks not committed yet are applied, and replied to
+ * of apply's cost, and the round-two requests about them are dropped from
+ * their head, unread; chunks not committed yet are applied, and replied to
  * again: their owners may still wait for them.
  *
  * An order record of an input partition that starts inside a chunk already
@@ -52,6 +53,7 @@ import {
   encodeConfirmed,
   encodeMoreReply,
   encodeReply,
+  recordChunk,
   routedRecordKind,
   type ChunkKey,
   type ConfirmRecord,
@@ -188,6 +190,12 @@ interface Held {
   readonly entries: Map<string, EntriesRecord>;
   /** Round-two requests waiting until the partition has applied the sequence they name. */
   readonly requests: ({ kind: 'more'; record: MoreRecord } | { kind: 'confirm'; record: ConfirmRecord })[];
+  /**
+   * The least sequence a waiting request needs applied: answerRequests looks at them again only
+   * once the partition is past it (-1: look). Without it, a partition replaying its log looked at
+   * every waiting request after every order record.
+   */
+  waitingUntil: number;
   /**
    * Per input partition, the page sketches its latest chunks' confirmations brought here (by
    * chunk, then slot): a later confirmation of the same chunk refers to them instead of sending
@@ -353,11 +361,14 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
 
   /** Answers the requests whose sequences the partition has applied. */
   function answerRequests(q: number, h: Held, out: LogRecord[]): void {
-    if (h.requests.length === 0) return;
+    if (h.requests.length === 0 || h.state.position <= h.waitingUntil) return;
     const waiting = h.requests.splice(0);
+    let least = Infinity;
     for (const request of waiting) {
-      if (needs(request) >= h.state.position) {
+      const need = needs(request);
+      if (need >= h.state.position) {
         h.requests.push(request);
+        if (need < least) least = need;
         continue;
       }
       const { chunk } = request.record;
@@ -391,6 +402,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         out.push(reply(chunk.inputPartition, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }
+    h.waitingUntil = least === Infinity ? -1 : least;
   }
 
   /** Applies the queued order records while their entries are here; returns the replies to write. */
@@ -471,12 +483,19 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
             const e = decodeEntries(m.value);
             // Entries of a chunk this partition has passed (seen again after a seek) are not kept.
             h.entries.set(chunkName(e.chunk), e);
-          } else if (kind === 'more') h.requests.push({ kind, record: decodeMore(m.value) });
-          else if (kind === 'confirm') {
+            continue;
+          }
+          if (kind !== 'more' && kind !== 'confirm') continue;
+          // A request about a chunk whose verdicts are committed is answered by nobody: dropped
+          // from its head, before its body is decoded (a restore reads every request in the log).
+          if (!undecided(recordChunk(m.value))) continue;
+          if (kind === 'more') h.requests.push({ kind, record: decodeMore(m.value) });
+          else {
             const record = withSketches(h, decodeConfirm(m.value));
             if (record !== null) h.requests.push({ kind, record });
             else logger.warn('a confirmation refers to a sketch this partition did not keep; left unanswered', { partition: batch.partition, offset: m.offset });
           }
+          h.waitingUntil = -1;
         }
       }
       const out = drain();
@@ -509,7 +528,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       for (const q of fresh) {
         const tier = options.tierDir === undefined ? undefined : filePageTier(joinPath(options.tierDir, `partition-${q}`));
         const state = new IndexPartition(q, options.plan, options.k, options.secondStage, routing, tier);
-        held.set(q, { state, close: () => tier?.close(), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map(), takenOn: process.hrtime.bigint(), replayed: 0 });
+        held.set(q, { state, close: () => tier?.close(), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map(), takenOn: process.hrtime.bigint(), replayed: 0, waitingUntil: -1 });
         if (readyAt === 0) caughtUpNow(q, held.get(q)!);
         consumer.seek({ topic: topics.index, partition: q, offset: '0' });
       }

@@ -978,6 +978,19 @@ export function replyHead(value: Uint8Array): { kind: RoutedRecordKind; chunk: C
   return { kind, chunk, indexPartition, trip: kind === 'reply' ? 0 : r.u16() };
 }
 
+/**
+ * The chunk a routed record is about, read from its head alone (every kind but the id store's
+ * starts with it): how a holder drops a request about a decided chunk without decoding its body.
+ */
+export function recordChunk(value: Uint8Array): ChunkKey {
+  const kind = routedRecordKind(value);
+  if (kind === 'id-store') throw new DedupError('KAFKA', 'an id-store record names no chunk');
+  const r = new Reader(value);
+  r.u8();
+  r.u8();
+  return readChunk(r);
+}
+
 /** A chunk's key as text: the key of its records, and how waiters and buffers name it. */
 export function chunkName(chunk: ChunkKey): string {
   return `${chunk.inputPartition}:${chunk.firstOffset}:${chunk.attempt}`;

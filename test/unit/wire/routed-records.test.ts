@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeIdStore, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeIdStore, encodeMore, encodeMoreReply, encodeOrder, encodeReply, pairAnswers, replyHead, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
+import { chunkName, decodeConfirm, decodeConfirmed, decodeEntries, decodeIdStore, decodeMore, decodeMoreReply, decodeOrder, decodeReply, encodeConfirm, encodeConfirmed, encodeEntries, encodeIdStore, encodeMore, encodeMoreReply, encodeOrder, encodeReply, pairAnswers, recordChunk, replyHead, routedRecordKind, type ChunkKey } from '../../../src/wire/routed-records.js';
 import { sketchTail, type PartitionAnswer } from '../../../src/dedup/index-partition.js';
 import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { DedupError } from '../../../src/errors.js';
@@ -178,6 +178,13 @@ test('round two\u2019s confirmations and their answers, and answers for more can
       assert.deepEqual(replyHead(moreReply), { kind: 'more-reply', chunk: key, indexPartition, trip });
       assert.deepEqual(replyHead(encodeReply({ chunk: key, indexPartition, base: 7, replies: [] })), { kind: 'reply', chunk: key, indexPartition, trip: 0 });
       assert.throws(() => replyHead(confirm), /kind confirm where a reply belongs/);
+      // A holder drops a request about a decided chunk by its head alone: every kind with a chunk names it there.
+      const more = encodeMore({ chunk: key, indexPartition, trip, asks: [] });
+      for (const value of [confirm, confirmed, moreReply, more, encodeReply({ chunk: key, indexPartition, base: 7, replies: [] }), encodeOrder({ chunk: key, pages: 1, span: 1, touched: [0], partitions: 16 })]) {
+        assert.deepEqual(recordChunk(value), key);
+      }
+      assert.throws(() => recordChunk(encodeIdStore({ position: { order: 0, replies: 0n, spanEnd: 0n }, entries: [] })), /names no chunk/);
+      assert.throws(() => recordChunk(confirm.subarray(0, 9)), DedupError);
       assert.throws(() => replyHead(confirmed.subarray(0, 9)), DedupError);
       assert.throws(() => decodeConfirmed(confirm), /type 5 where type 6/);
       for (let cut = 0; cut < confirm.length; cut++) assert.throws(() => decodeConfirm(confirm.subarray(0, cut)), DedupError);
