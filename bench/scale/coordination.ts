@@ -48,7 +48,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { demoPages } from '../../src/producers/demo-pages.js';
 import { PASSTHROUGH_SCRIPT, processCpu } from './group.js';
-import { CLI, DIST, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
+import { CLI, DIST, ROOT, benchKafka, deleteTopics, freePort, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
+import { createPagesTopic, routedEnv, routedTopics, waitAllCommitted } from './routed-bench.js';
 
 const RECORD_OVERHEAD = 80;
 /** With COORDINATION_REQUESTS_DIR=dir: each instance counts the Kafka requests it sends, by API (request-counter.ts). */
@@ -131,43 +132,14 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
   const stack = stackFromEnv();
   const kafka = benchKafka(stack);
   const run = `coord-${mode === 'passthrough' ? 'pt' : instances}-${Date.now().toString(36)}`;
-  const topics = {
-    DEDUP_PAGES_TOPIC: `${run}.pages`,
-    DEDUP_NOVEL_TOPIC: `${run}.novel`,
-    DEDUP_DUPLICATE_TOPIC: `${run}.duplicate`,
-    DEDUP_DEAD_LETTER_TOPIC: `${run}.dlq`,
-    DEDUP_FINGERPRINTS_TOPIC: `${run}.fingerprints`,
-    DEDUP_INDEX_TOPIC: `${run}.index`,
-    DEDUP_ORDER_TOPIC: `${run}.order`,
-    DEDUP_REPLIES_TOPIC: `${run}.replies`,
-    DEDUP_IDS_TOPIC: `${run}.ids`,
-  };
+  const topics = routedTopics(run);
   const admin = kafka.admin();
   await admin.connect();
-  const createPages = (a: typeof admin) =>
-    a.createTopics({ waitForLeaders: true, topics: [{ topic: topics.DEDUP_PAGES_TOPIC, numPartitions: PARTITIONS, replicationFactor: REPLICATION, configEntries: largeTopicConfig(4 * 1024 * 1024) }] });
-  // A busy broker can refuse a fresh topic's metadata for a moment: wait and ask again.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await createPages(admin);
-      break;
-    } catch (error) {
-      if (attempt >= 5) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
-    }
-  }
+  await createPagesTopic(admin, topics.DEDUP_PAGES_TOPIC!, PARTITIONS, REPLICATION);
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-coord-'));
-  const env = {
-    ...topics,
-    DEDUP_MODE: 'routed',
-    DEDUP_INDEX_PARTITIONS: String(INDEX_PARTITIONS),
-    DEDUP_TOPIC_PARTITIONS: String(PARTITIONS),
-    DEDUP_BROKERS: stack.brokers.join(','),
-    DEDUP_GROUP_ID: `${run}-group`,
-    DEDUP_EXPECTED_FINGERPRINTS: '100000',
+  const env: Record<string, string> = {
+    ...routedEnv(stack, run, topics, { inputPartitions: PARTITIONS, indexPartitions: INDEX_PARTITIONS, expectedFingerprints: 100_000 }),
     DEDUP_FINGERPRINT_THREADS: '1',
-    DEDUP_METRICS_HOST: '127.0.0.1',
-    DEDUP_LOG_LEVEL: 'info',
   };
   const children: Child[] = [];
   const ports: number[] = [];
@@ -186,7 +158,7 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
     // Every member in the group, the group stable, and every index partition held before the clock starts.
     if (mode === 'routed') {
       await waitFor('a stable group of every instance', async () => {
-        const { groups } = await admin.describeGroups([env.DEDUP_GROUP_ID]);
+        const { groups } = await admin.describeGroups([env.DEDUP_GROUP_ID!]);
         return groups[0]?.state === 'Stable' && groups[0].members.length === instances ? true : undefined;
       }, 120_000, 200);
     }
@@ -222,11 +194,7 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
       await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: pages.slice(i, i + 200).map((value, j) => ({ key: keys[i + j]!, value })) });
     }
     await producer.disconnect();
-    await waitFor('every page committed', async () => {
-      const [t] = await admin.fetchOffsets({ groupId: env.DEDUP_GROUP_ID, topics: [topics.DEDUP_PAGES_TOPIC] });
-      const done = (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
-      return done >= pages.length ? true : undefined;
-    }, 600_000, 100);
+    await waitAllCommitted(admin, env.DEDUP_GROUP_ID!, topics.DEDUP_PAGES_TOPIC!, pages.length, 600_000);
     const ended = Date.now();
     const seconds = (ended - started) / 1000;
     const cpuAfter = cpu();

@@ -24,7 +24,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoPages } from '../../src/producers/demo-pages.js';
 import { processCpu } from './group.js';
-import { CLI, ROOT, benchKafka, deleteTopics, freePort, largeTopicConfig, log, median, round, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
+import { CLI, ROOT, benchKafka, deleteTopics, freePort, log, median, round, startChild, stackFromEnv, stopChild, waitReady, type Child } from '../pipeline/common.js';
+import { createPagesTopic, routedEnv, routedTopics, waitAllCommitted } from './routed-bench.js';
 
 const PAGES = Number(process.argv[2] ?? 20_000);
 const RUNS = Number(process.argv[3] ?? 2);
@@ -49,31 +50,13 @@ async function restart(build: string, cli: string, run: number, pages: Buffer[],
   const stack = stackFromEnv();
   const kafka = benchKafka(stack);
   const name = `rrestore-${build}-${run}-${Date.now().toString(36)}`;
-  const topics = {
-    DEDUP_PAGES_TOPIC: `${name}.pages`,
-    DEDUP_NOVEL_TOPIC: `${name}.novel`,
-    DEDUP_DUPLICATE_TOPIC: `${name}.duplicate`,
-    DEDUP_DEAD_LETTER_TOPIC: `${name}.dlq`,
-    DEDUP_FINGERPRINTS_TOPIC: `${name}.fingerprints`,
-    DEDUP_INDEX_TOPIC: `${name}.index`,
-    DEDUP_ORDER_TOPIC: `${name}.order`,
-    DEDUP_REPLIES_TOPIC: `${name}.replies`,
-    DEDUP_IDS_TOPIC: `${name}.ids`,
-  };
+  const topics = routedTopics(name);
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: topics.DEDUP_PAGES_TOPIC, numPartitions: PARTITIONS, replicationFactor: 1, configEntries: largeTopicConfig(4 * 1024 * 1024) }] });
+  await createPagesTopic(admin, topics.DEDUP_PAGES_TOPIC!, PARTITIONS);
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-restore-'));
-  const env = {
-    ...topics,
-    DEDUP_MODE: 'routed',
-    DEDUP_INDEX_PARTITIONS: String(INDEX_PARTITIONS),
-    DEDUP_TOPIC_PARTITIONS: String(PARTITIONS),
-    DEDUP_BROKERS: stack.brokers.join(','),
-    DEDUP_GROUP_ID: `${name}-group`,
-    DEDUP_EXPECTED_FINGERPRINTS: String(Math.max(100_000, PAGES)),
-    DEDUP_METRICS_HOST: '127.0.0.1',
-    DEDUP_LOG_LEVEL: 'info',
+  const env: Record<string, string> = {
+    ...routedEnv(stack, name, topics, { inputPartitions: PARTITIONS, indexPartitions: INDEX_PARTITIONS, expectedFingerprints: Math.max(100_000, PAGES) }),
     DEDUP_INSTANCE_ID: 'restore-0',
   };
   const children: Child[] = [];
@@ -93,11 +76,7 @@ async function restart(build: string, cli: string, run: number, pages: Buffer[],
       await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: pages.slice(i, i + 200).map((value, j) => ({ key: keys[i + j]!, value })) });
     }
     await producer.disconnect();
-    await waitFor('every page committed', async () => {
-      const [t] = await admin.fetchOffsets({ groupId: env.DEDUP_GROUP_ID, topics: [topics.DEDUP_PAGES_TOPIC] });
-      const done = (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
-      return done >= pages.length ? true : undefined;
-    }, 900_000, 200);
+    await waitAllCommitted(admin, env.DEDUP_GROUP_ID!, topics.DEDUP_PAGES_TOPIC!, pages.length, 900_000, 200);
     const decideSeconds = (Date.now() - decideFrom) / 1000;
     const code = await stopChild(first.child);
     if (code !== 0) throw new Error(`the first instance stopped with ${code}:\n${first.child.logs().slice(-3000)}`);
