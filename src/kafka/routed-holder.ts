@@ -39,6 +39,7 @@ import type { TablePlan } from '../index/index.js';
 import type { SecondStage } from '../dedup/decider.js';
 import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
 import { IndexRouting } from '../dedup/routing.js';
+import { WaitingRequests } from '../dedup/waiting-requests.js';
 import { filePageTier } from '../storage/file-blob-store.js';
 import { join as joinPath } from 'node:path';
 
@@ -189,13 +190,7 @@ interface Held {
   /** Entries read from the partition's log, by chunk, until their order record comes. */
   readonly entries: Map<string, EntriesRecord>;
   /** Round-two requests waiting until the partition has applied the sequence they name. */
-  readonly requests: ({ kind: 'more'; record: MoreRecord } | { kind: 'confirm'; record: ConfirmRecord })[];
-  /**
-   * The least sequence a waiting request needs applied: answerRequests looks at them again only
-   * once the partition is past it (-1: look). Without it, a partition replaying its log looked at
-   * every waiting request after every order record.
-   */
-  waitingUntil: number;
+  readonly requests: WaitingRequests<Request>;
   /**
    * Per input partition, the page sketches its latest chunks' confirmations brought here (by
    * chunk, then slot): a later confirmation of the same chunk refers to them instead of sending
@@ -208,6 +203,16 @@ interface Held {
   takenOn: bigint | null;
   /** Pages recorded without a probe (chunks decided already) since it was taken on. */
   replayed: number;
+}
+
+type Request = { kind: 'more'; record: MoreRecord } | { kind: 'confirm'; record: ConfirmRecord };
+
+/** The sequence a request needs applied before it can be answered. */
+function needs(request: Request): number {
+  let most = -1;
+  if (request.kind === 'more') for (const a of request.record.asks) most = Math.max(most, a.sequence);
+  else for (const a of request.record.asks) for (const q of a.sequences) if (q > most) most = q;
+  return most;
 }
 
 interface AppliedChunk {
@@ -351,26 +356,10 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     logger.info('index partition restored from its logs', { partition: q, seconds: Math.round(seconds * 1000) / 1000, tableEntries: h.state.size, recordedWithoutProbe: h.replayed });
   };
 
-  /** The sequence a request needs applied here before it can be answered. */
-  const needs = (request: Held['requests'][number]): number => {
-    let most = -1;
-    if (request.kind === 'more') for (const a of request.record.asks) most = Math.max(most, a.sequence);
-    else for (const a of request.record.asks) for (const q of a.sequences) if (q > most) most = q;
-    return most;
-  };
 
   /** Answers the requests whose sequences the partition has applied. */
   function answerRequests(q: number, h: Held, out: LogRecord[]): void {
-    if (h.requests.length === 0 || h.state.position <= h.waitingUntil) return;
-    const waiting = h.requests.splice(0);
-    let least = Infinity;
-    for (const request of waiting) {
-      const need = needs(request);
-      if (need >= h.state.position) {
-        h.requests.push(request);
-        if (need < least) least = need;
-        continue;
-      }
+    for (const request of h.requests.takeReady(h.state.position)) {
       const { chunk } = request.record;
       if (!undecided(chunk)) continue;
       const key = chunkName(chunk);
@@ -402,7 +391,6 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         out.push(reply(chunk.inputPartition, encodeConfirmed({ chunk, indexPartition: q, trip: request.record.trip, answers })));
       }
     }
-    h.waitingUntil = least === Infinity ? -1 : least;
   }
 
   /** Applies the queued order records while their entries are here; returns the replies to write. */
@@ -495,7 +483,6 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
             if (record !== null) h.requests.push({ kind, record });
             else logger.warn('a confirmation refers to a sketch this partition did not keep; left unanswered', { partition: batch.partition, offset: m.offset });
           }
-          h.waitingUntil = -1;
         }
       }
       const out = drain();
@@ -528,7 +515,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       for (const q of fresh) {
         const tier = options.tierDir === undefined ? undefined : filePageTier(joinPath(options.tierDir, `partition-${q}`));
         const state = new IndexPartition(q, options.plan, options.k, options.secondStage, routing, tier);
-        held.set(q, { state, close: () => tier?.close(), appliedNext: 0, readyAt, entries: new Map(), requests: [], sketches: new Map(), applied: new Map(), takenOn: process.hrtime.bigint(), replayed: 0, waitingUntil: -1 });
+        held.set(q, { state, close: () => tier?.close(), appliedNext: 0, readyAt, entries: new Map(), requests: new WaitingRequests(needs), sketches: new Map(), applied: new Map(), takenOn: process.hrtime.bigint(), replayed: 0 });
         if (readyAt === 0) caughtUpNow(q, held.get(q)!);
         consumer.seek({ topic: topics.index, partition: q, offset: '0' });
       }
