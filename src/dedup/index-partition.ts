@@ -271,9 +271,8 @@ export class IndexPartition {
    */
   apply(page: RoutedPage, sequence: number): PartitionReply {
     if (sequence < this.position) throw new RangeError(`partition ${this.partition}: sequence ${sequence} is behind ${this.position}`);
-    this.position = sequence + 1;
     const { settled, unsettled } = this.probe(page, Infinity);
-    this.record(page, sequence);
+    this.replay(page, sequence);
     const more = unsettled.length > UNSETTLED_PER_REPLY;
     if (more) unsettled.length = UNSETTLED_PER_REPLY;
     return { settled, unsettled, more };
@@ -283,7 +282,7 @@ export class IndexPartition {
    * Records `page` at `sequence` as apply does, without its probe: for a page whose verdict is
    * committed already (a restore replaying the logs), whose reply nobody waits for. The state
    * after it is apply's (the probe changes nothing), so later pages, confirmations and requests
-   * for more are answered alike; the probe is most of apply's cost.
+   * for more are answered alike; the probe is most of apply's cost. apply is this after its probe.
    */
   replay(page: RoutedPage, sequence: number): void {
     if (sequence < this.position) throw new RangeError(`partition ${this.partition}: sequence ${sequence} is behind ${this.position}`);

@@ -970,12 +970,17 @@ export function routedRecordKind(value: Uint8Array): RoutedRecordKind {
 export function replyHead(value: Uint8Array): { kind: RoutedRecordKind; chunk: ChunkKey; indexPartition: number; trip: number } {
   const kind = routedRecordKind(value);
   if (kind !== 'reply' && kind !== 'confirmed' && kind !== 'more-reply') throw new DedupError('KAFKA', `a routed record of kind ${kind} where a reply belongs`);
+  const { r, chunk } = chunkHead(value);
+  const indexPartition = r.u16();
+  return { kind, chunk, indexPartition, trip: kind === 'reply' ? 0 : r.u16() };
+}
+
+/** The chunk after a record's version and kind (every kind but the id store's), and a reader placed after it. */
+function chunkHead(value: Uint8Array): { r: Reader; chunk: ChunkKey } {
   const r = new Reader(value);
   r.u8();
   r.u8();
-  const chunk = readChunk(r);
-  const indexPartition = r.u16();
-  return { kind, chunk, indexPartition, trip: kind === 'reply' ? 0 : r.u16() };
+  return { r, chunk: readChunk(r) };
 }
 
 /**
@@ -985,10 +990,7 @@ export function replyHead(value: Uint8Array): { kind: RoutedRecordKind; chunk: C
 export function recordChunk(value: Uint8Array): ChunkKey {
   const kind = routedRecordKind(value);
   if (kind === 'id-store') throw new DedupError('KAFKA', 'an id-store record names no chunk');
-  const r = new Reader(value);
-  r.u8();
-  r.u8();
-  return readChunk(r);
+  return chunkHead(value).chunk;
 }
 
 /** A chunk's key as text: the key of its records, and how waiters and buffers name it. */
