@@ -291,6 +291,19 @@ export class IndexPartition {
   }
 
   /**
+   * Round one's reply to `page` as apply gave it at `sequence`, for a page recorded already: the
+   * probe as of `sequence` (the pages decided before it). A partition restored from a snapshot
+   * answers so the chunks its owners may still wait for.
+   */
+  replyAsOf(page: RoutedPage, sequence: number): PartitionReply {
+    if (sequence >= this.position) throw new RangeError(`partition ${this.partition}: the page of sequence ${sequence} is not applied here yet`);
+    const { settled, unsettled } = this.probe(page, sequence);
+    const more = unsettled.length > UNSETTLED_PER_REPLY;
+    if (more) unsettled.length = UNSETTLED_PER_REPLY;
+    return { settled, unsettled, more };
+  }
+
+  /**
    * The unsettled candidates round one gave `page` (decided at `sequence`, as this partition got
    * it) that come after `after`, closest first, at most UNSETTLED_PER_REPLY: the probe again, as
    * of `sequence` (the pages decided before it), which gives what it gave then.

@@ -109,7 +109,8 @@ interface Holder {
   state: IndexPartition;
   /** Closes the state's page tier (scratch files for a standby). */
   close: () => void;
-  readonly log: { page: RoutedPage; sequence: number }[];
+  /** What the holder applied, in order, and the reply it gave. */
+  readonly log: { page: RoutedPage; sequence: number; reply: PartitionReply }[];
 }
 
 /** A holder's state: the owner's (h = 0) page tier in memory, the standby's in scratch files. */
@@ -147,6 +148,7 @@ function routedWith(holders: Holder[][], pages: Page[], plan: TablePlan, stage: 
   let fingerprintsSent = 0;
   // Its own stream: how round-two.ts's answers are batched does not move the layout's choices.
   const r2 = rng(seed + 104729);
+  const rAsOf = rng(seed + 15485863);
   for (;;) {
     const open = queues.map((q, p) => (q.length > 0 ? p : -1)).filter((p) => p >= 0);
     if (open.length === 0) break;
@@ -170,8 +172,9 @@ function routedWith(holders: Holder[][], pages: Page[], plan: TablePlan, stage: 
         const routedPage: RoutedPage = { id: share.tableMask !== 0 ? page.id : null, hi: page.hi, lo: page.lo, short: page.short, fetchedAt: page.fetchedAt, sketch, tables: share.tableMask, bandKeys: share.bandKeys };
         // Owner and standby apply alike; the first reply wins, and the second must be the same.
         const both = holders[share.partition]!.map((h) => {
-          h.log.push({ page: routedPage, sequence: seq });
-          return h.state.apply(routedPage, seq);
+          const reply = h.state.apply(routedPage, seq);
+          h.log.push({ page: routedPage, sequence: seq, reply });
+          return reply;
         });
         assert.deepEqual(both[1], both[0], `partition ${share.partition}: the standby answers as the owner`);
         replies.push({ partition: share.partition, reply: both[Math.floor(r() * 2)]! });
@@ -253,6 +256,12 @@ function routedWith(holders: Holder[][], pages: Page[], plan: TablePlan, stage: 
         if (i < committed) h.state.replay(page, s);
         else h.state.apply(page, s);
       });
+      // A partition restored from a snapshot answers again, as of their sequences, the chunks
+      // applied before it whose owners may still wait: the replies they had then.
+      for (let n = 0; n < 8 && h.log.length > 0; n++) {
+        const { page, sequence: s, reply } = h.log[Math.floor(rAsOf() * h.log.length)]!;
+        assert.deepEqual(h.state.replyAsOf(page, s), reply, `partition ${q}: the reply to sequence ${s} as of it, after later pages`);
+      }
       failovers++;
     }
   }
