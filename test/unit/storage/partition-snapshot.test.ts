@@ -15,7 +15,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as zlib from 'node:zlib';
 import { DedupError } from '../../../src/errors.js';
 import { IndexPartition, sketchTail, type PartitionAnswer, type RoutedPage } from '../../../src/dedup/index-partition.js';
 import { IndexRouting } from '../../../src/dedup/routing.js';
@@ -24,6 +23,7 @@ import type { SecondStage } from '../../../src/dedup/decider.js';
 import { planFromBlocks, type TablePlan } from '../../../src/index/index.js';
 import { filePageTier } from '../../../src/storage/file-blob-store.js';
 import { readPartitionSnapshot, writePartitionSnapshot, type PartitionSnapshotHeader } from '../../../src/storage/partition-snapshot.js';
+import { damageLog, withHeader } from '../../support/snapshot-files.js';
 import { mulberry32 } from '../../support/rng.js';
 import { stream } from '../../support/routed-stream.js';
 
@@ -198,12 +198,7 @@ test('property: truncations and single-byte corruptions of a real partition snap
     }
   };
   assert.equal(await verdictOn(good), 'ok');
-  const accepted: string[] = [];
-  const other: string[] = [];
-  const record = (label: string, v: unknown): void => {
-    if (v === 'ok') accepted.push(label);
-    else if (v !== 'invalid') other.push(`${label}: ${String(v)}`);
-  };
+  const { accepted, other, record } = damageLog();
   const headerEnd = 16 + good.readUInt32LE(8);
   const h = JSON.parse(good.subarray(16, headerEnd).toString('utf8')) as PartitionSnapshotHeader;
   const storeAt = headerEnd + h.indexBytes + 4;
@@ -230,18 +225,6 @@ test('property: truncations and single-byte corruptions of a real partition snap
   assert.deepEqual(accepted, [], 'corrupt snapshots accepted');
   assert.deepEqual(readdirSync(join(dir, 'tier')), [], 'the scratch files are unlinked');
 });
-
-/** A file whose header is replaced (with a correct checksum), to reach the field checks. */
-function withHeader(good: Buffer, edit: (h: Record<string, unknown>) => void): Buffer {
-  const length = good.readUInt32LE(8);
-  const h = JSON.parse(good.subarray(16, 16 + length).toString('utf8')) as Record<string, unknown>;
-  edit(h);
-  const json = Buffer.from(JSON.stringify(h));
-  const prefix = Buffer.from(good.subarray(0, 16));
-  prefix.writeUInt32LE(json.length, 8);
-  prefix.writeUInt32LE(zlib.crc32(json), 12);
-  return Buffer.concat([prefix, json, good.subarray(16 + length)]);
-}
 
 test('a header with bad fields, or counts its parts do not hold, is SNAPSHOT_INVALID even under a good checksum', async () => {
   const dir = mkdtempSync(join(scratch, 'header-'));
