@@ -129,7 +129,8 @@ export class BandLog {
     for (let i = 0; i < highCount; i++) {
       const from = high[i]!;
       const h = high[highCount + i]!;
-      if (i === 0 ? from !== 0 || h >= MAX_HIGH : from <= this.highFrom[i - 1]! || from >= length || h <= this.highs[i - 1]! || h >= MAX_HIGH) throw invalid(`bad high word ${i}`);
+      // Rising refs (two at ref 0 when the first page's sequence is past 2^32), strictly rising highs.
+      if (i === 0 ? from !== 0 || h >= MAX_HIGH : from < this.highFrom[i - 1]! || from >= length || h <= this.highs[i - 1]! || h >= MAX_HIGH) throw invalid(`bad high word ${i}`);
       this.highFrom.push(from);
       this.highs.push(h);
     }

@@ -479,7 +479,7 @@ export class SketchBands {
   }
 
   /**
-   * The snapshot of the bands (layout in SKETCH_BANDS_LAYOUT below) in chunks of at most about
+   * The snapshot of the bands (layout: SKETCH_BANDS_LAYOUT, above RunWriter) in chunks of at most about
    * `chunkBytes`: the runs' entries stream from their blobs a chunk at a time.
    */
   *snapshotChunks(chunkBytes: number): Generator<Uint8Array> {
@@ -537,12 +537,15 @@ export class SketchBands {
       let below = 0;
       for (let r = 0; r < runCount!; r++) {
         const [length, bits, minRef, maxRef] = heads.subarray(r * RUN_HEAD_WORDS, (r + 1) * RUN_HEAD_WORDS) as unknown as number[];
-        // A run's buckets are at most as many as its entries (RunWriter), which bounds what is allocated.
-        const bucketsFit = bits === BLOCK_BITS || (bits! <= MAX_RUN_BITS && 2 ** bits! <= length!);
-        if (length === 0 || length! >= WIDE || bits! < BLOCK_BITS || !bucketsFit || minRef! < below || maxRef! < minRef! || maxRef! >= limit!) throw bandsInvalid(`run ${r} has a bad head`);
+        if (length === 0 || length! >= WIDE || bits! < BLOCK_BITS || bits! > MAX_RUN_BITS || minRef! < below || maxRef! < minRef! || maxRef! >= limit!) throw bandsInvalid(`run ${r} has a bad head`);
+        // A run has at most as many buckets as the entries it was sized for (RunWriter), and as
+        // many as its entries unless some were dropped on the way (below lowRef; never in a band
+        // log): kept to that, so that a bad head cannot make the load allocate more than its
+        // entries' bytes bound. The buckets change where a probe looks, never what it finds.
+        const fitted = Math.max(BLOCK_BITS, Math.min(bits!, Math.floor(Math.log2(length!))));
         const blob = out.newBlob();
         try {
-          out.runs.push(readRun(source, new RunWriter(blob, length!, 0, bits), length!, minRef!, maxRef!, r));
+          out.runs.push(readRun(source, new RunWriter(blob, length!, 0, fitted), length!, minRef!, maxRef!, r));
         } catch (error) {
           blob.dispose();
           throw error;
