@@ -7,6 +7,9 @@
  */
 import { sketchTail, type RoutedPage } from '../../src/dedup/index-partition.js';
 import { SKETCH_BINS } from '../../src/fingerprint/index.js';
+import { mulberry32 } from '../../src/mulberry32.js';
+import { loadavg } from 'node:os';
+import { median } from '../index/data.js';
 
 const TABLE_SHARE = 4 / 18;
 
@@ -48,5 +51,47 @@ export function partitionEntries(rand: () => number): (i: number, base: RoutedPa
       // A table entry here and a band key here are two different partitions' shares, most of the time.
       bandKeys: table ? [] : [bandKey],
     };
+  };
+}
+
+/** `n` entries of the seeded stream partition-restore.ts and partition-snapshot.ts share: after the first 1,000, a quarter near copies of earlier ones. */
+export function nearCopyEntries(n: number): RoutedPage[] {
+  const rand = mulberry32(0x7e57);
+  const entry = partitionEntries(rand);
+  const entries: RoutedPage[] = [];
+  for (let i = 0; i < n; i++) entries.push(entry(i, i > 1000 && rand() < 0.25 ? entries[(rand() * i) | 0]! : null));
+  return entries;
+}
+
+/** One timed run of a partition bench, per entry of its N. */
+export interface EntryTiming {
+  wallUs: number;
+  cpuUs: number;
+  seconds: number;
+}
+
+/** The medians of a step's runs, as the partition benches' JSON gives them, to `digits` decimals. */
+export function timingSummary(ts: readonly EntryTiming[], digits: number): { cpuMicrosPerEntry: number; wallMicrosPerEntry: number; seconds: number; runsCpuMicrosPerEntry: number[] } {
+  const round = (x: number): number => Number(x.toFixed(digits));
+  return {
+    cpuMicrosPerEntry: round(median(ts.map((t) => t.cpuUs))),
+    wallMicrosPerEntry: round(median(ts.map((t) => t.wallUs))),
+    seconds: round(median(ts.map((t) => t.seconds))),
+    runsCpuMicrosPerEntry: ts.map((t) => round(t.cpuUs)),
+  };
+}
+
+/** The fields every partition bench's JSON starts with (4 tables of 16-bit blocks, a file tier). */
+export function partitionBenchHead(generatedBy: string, command: string, entries: number, bands: number, loadAtStart: number[]): Record<string, unknown> {
+  return {
+    generatedBy,
+    command,
+    date: new Date().toISOString(),
+    node: process.version,
+    entries,
+    plan: '4 tables, blocks 16/16/16/16',
+    bands,
+    tier: 'file',
+    loadAverage: { start: loadAtStart, end: loadavg().map((x) => Number(x.toFixed(2))) },
   };
 }

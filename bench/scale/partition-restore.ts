@@ -22,12 +22,11 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { IndexPartition, type RoutedPage } from '../../src/dedup/index-partition.js';
+import { IndexPartition } from '../../src/dedup/index-partition.js';
 import { planFromBlocks } from '../../src/index/index.js';
 import type { SecondStage } from '../../src/dedup/decider.js';
-import { mulberry32 } from '../../src/mulberry32.js';
 import { filePageTier } from '../../src/storage/file-blob-store.js';
-import { partitionEntries } from './partition-entries.js';
+import { nearCopyEntries, partitionBenchHead, timingSummary } from './partition-entries.js';
 
 const ENTRIES = Number(process.argv[2] ?? 1_000_000);
 const RUNS = Number(process.argv[3] ?? 2);
@@ -36,10 +35,7 @@ const PLAN = planFromBlocks(3, [16, 16, 16, 16]);
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'partition-restore.json');
 
-const rand = mulberry32(0x7e57);
-const entry = partitionEntries(rand);
-const entries: RoutedPage[] = [];
-for (let i = 0; i < ENTRIES; i++) entries.push(entry(i, i > 1000 && rand() < 0.25 ? entries[(rand() * i) | 0]! : null));
+const entries = nearCopyEntries(ENTRIES);
 
 type Method = 'apply' | 'replay';
 interface Timing { wallUs: number; cpuUs: number; seconds: number; tableEntries: number; bandEntries: number }
@@ -62,11 +58,6 @@ function restore(method: Method): Timing {
   }
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-
 const loadAtStart = loadavg().map((x) => Number(x.toFixed(2)));
 const timings: Record<Method, Timing[]> = { apply: [], replay: [] };
 for (let run = 0; run < RUNS; run++) {
@@ -80,25 +71,14 @@ const summary = (Object.keys(timings) as Method[]).map((method) => {
   const ts = timings[method];
   return {
     method,
-    cpuMicrosPerEntry: Number(median(ts.map((t) => t.cpuUs)).toFixed(2)),
-    wallMicrosPerEntry: Number(median(ts.map((t) => t.wallUs)).toFixed(2)),
-    seconds: Number(median(ts.map((t) => t.seconds)).toFixed(2)),
-    runsCpuMicrosPerEntry: ts.map((t) => Number(t.cpuUs.toFixed(2))),
+    ...timingSummary(ts, 2),
     tableEntries: ts[0]!.tableEntries,
     bandEntries: ts[0]!.bandEntries,
   };
 });
 const [apply, replay] = summary;
 const doc = {
-  generatedBy: 'bench/scale/partition-restore.ts',
-  command: `node dist/bench/scale/partition-restore.js ${ENTRIES} ${RUNS}`,
-  date: new Date().toISOString(),
-  node: process.version,
-  entries: ENTRIES,
-  plan: '4 tables, blocks 16/16/16/16',
-  bands: STAGE.bands,
-  tier: 'file',
-  loadAverage: { start: loadAtStart, end: loadavg().map((x) => Number(x.toFixed(2))) },
+  ...partitionBenchHead('bench/scale/partition-restore.ts', `node dist/bench/scale/partition-restore.js ${ENTRIES} ${RUNS}`, ENTRIES, STAGE.bands!, loadAtStart),
   summary,
   replayOverApplyCpu: Number((replay!.cpuMicrosPerEntry / apply!.cpuMicrosPerEntry).toFixed(3)),
 };

@@ -229,6 +229,17 @@ export function sketchTail(sketch: Uint8Array): Uint8Array {
   return out;
 }
 
+/** A partition's state as a snapshot gives it back (src/storage/partition-snapshot.ts): IndexPartition.fromParts. */
+export interface PartitionParts {
+  /** An index with table masks (its snapshot holds them). */
+  readonly index: FingerprintIndex;
+  /** Its page store, in the tier the partition is made with. */
+  readonly store: PageStore;
+  /** Its band log, its runs in that tier's blobs; null without bands. */
+  readonly bands: BandLog | null;
+  readonly position: number;
+}
+
 export class IndexPartition {
   readonly partition: number;
   readonly index: FingerprintIndex;
@@ -250,15 +261,36 @@ export class IndexPartition {
    * sorted runs (the service gives scratch files, as single mode's page store has; in memory
    * when absent).
    */
-  constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null, routing: IndexRouting | null = null, tier: PageTier = memoryPageTier()) {
+  constructor(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null, routing: IndexRouting | null = null, tier: PageTier = memoryPageTier(), parts: PartitionParts | null = null) {
     this.partition = partition;
     this.routing = routing;
-    this.index = FingerprintIndex.create({ plan, initialCapacity: 1024, tableMasks: true });
-    this.store = new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS, tier);
     this.radius = secondStage?.radius ?? k;
     if (this.radius > plan.k) throw new RangeError(`partition ${partition}: the plan answers up to ${plan.k} bits, not ${this.radius}`);
     this.check = createSketchCheck(k, secondStage);
-    this.bands = secondStage !== null && (secondStage.bands ?? 0) > 0 ? new BandLog(secondStage.bands!, tier.runs) : null;
+    const bands = secondStage?.bands ?? 0;
+    if (parts === null) {
+      this.index = FingerprintIndex.create({ plan, initialCapacity: 1024, tableMasks: true });
+      this.store = new PageStore(1024, secondStage === null ? 0 : SKETCH_BINS, tier);
+      this.bands = bands > 0 ? new BandLog(bands, tier.runs) : null;
+      return;
+    }
+    if (!parts.index.hasTableMasks || JSON.stringify(parts.index.plan) !== JSON.stringify(plan)) throw new RangeError(`partition ${partition}: the index given is not one with table masks over this plan`);
+    if (parts.store.sketchBytes !== (secondStage === null ? 0 : SKETCH_BINS)) throw new RangeError(`partition ${partition}: the page store given keeps ${parts.store.sketchBytes} sketch bytes a page`);
+    if ((parts.bands?.bands.bands ?? 0) !== bands) throw new RangeError(`partition ${partition}: the band log given has ${parts.bands?.bands.bands ?? 0} bands, not ${bands}`);
+    if (!(Number.isSafeInteger(parts.position) && parts.position >= 0)) throw new RangeError(`partition ${partition}: position ${parts.position}`);
+    this.index = parts.index;
+    this.store = parts.store;
+    this.bands = parts.bands;
+    this.position = parts.position;
+  }
+
+  /**
+   * A partition over state loaded from a snapshot (src/storage/partition-snapshot.ts), which
+   * goes on as the partition it was taken from (its store and band log in the tier they were
+   * loaded into).
+   */
+  static fromParts(partition: number, plan: TablePlan, k: number, secondStage: SecondStage | null, routing: IndexRouting | null, parts: PartitionParts): IndexPartition {
+    return new IndexPartition(partition, plan, k, secondStage, routing, undefined, parts);
   }
 
   get size(): number {

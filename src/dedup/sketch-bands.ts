@@ -59,6 +59,8 @@
  */
 import { MINHASH_BINS } from '../fingerprint/feature-sketch.js';
 import { sortPairs } from '../index/radix-sort.js';
+import { bytesOf, readSliced, slicesOf, type ByteSource } from '../index/byte-stream.js';
+import { DedupError } from '../errors.js';
 import { memoryRunBlob, type RunBlob } from './blob-store.js';
 
 /** Newest pages with the probed key looked at per band (older ones with the same key are not). */
@@ -216,6 +218,52 @@ const BLOCK = 1 << BLOCK_BITS;
 const WIDE = 0x80000000;
 const START = 0x7fffffff;
 
+/** Most bits of a run's buckets. */
+const MAX_RUN_BITS = 28;
+
+/**
+ * SKETCH_BANDS_LAYOUT, the bands' snapshot (SketchBands.snapshotChunks), little-endian u32:
+ *   magic 'SKBD', version 1, bands, limit (one past the highest ref added), the buffer's
+ *   capacity and length, runs; per run (oldest first): entries, bucket bits, min ref, max ref;
+ *   the buffer's keys, refs and checks (length each, in insertion order); each run's entries as
+ *   on disk (key, ref, check; sorted by key, then ref).
+ * A run's RAM part (bucket starts, fingerprints) is rebuilt from its entries on load.
+ */
+const SKETCH_BANDS_MAGIC = 0x44424b53; // 'SKBD'
+const SKETCH_BANDS_VERSION = 1;
+const SNAPSHOT_HEAD_WORDS = 7;
+const RUN_HEAD_WORDS = 4;
+/** Bounds a snapshot's counts are checked against before anything is allocated. */
+const MAX_SNAPSHOT_BUFFER = 1 << 21;
+const MAX_SNAPSHOT_RUNS = 64;
+
+function bandsInvalid(message: string): DedupError {
+  return new DedupError('SNAPSHOT_INVALID', `sketch bands snapshot: ${message}`);
+}
+
+/** A run's entries from `source` through `writer`, checked: sorted by key then ref, refs within [minRef, maxRef], both met. */
+function readRun(source: ByteSource, writer: RunWriter, length: number, minRef: number, maxRef: number, r: number): Run {
+  const chunk = new Uint32Array(Math.min(length, MERGE_ENTRIES) * ENTRY_WORDS);
+  let lastKey = -1;
+  let lastRef = -1;
+  for (let at = 0; at < length; ) {
+    const n = Math.min(MERGE_ENTRIES, length - at);
+    readSliced(source, bytesOf(chunk.subarray(0, n * ENTRY_WORDS)));
+    for (let i = 0; i < n; i++) {
+      const key = chunk[i * ENTRY_WORDS]!;
+      const ref = chunk[i * ENTRY_WORDS + 1]!;
+      if (key < lastKey || (key === lastKey && ref < lastRef) || ref < minRef || ref > maxRef) throw bandsInvalid(`run ${r} is out of order at entry ${at + i}`);
+      lastKey = key;
+      lastRef = ref;
+      writer.put(key, ref, chunk[i * ENTRY_WORDS + 2]!);
+    }
+    at += n;
+  }
+  const run = writer.finish();
+  if (run.minRef !== minRef || run.maxRef !== maxRef) throw bandsInvalid(`run ${r} does not span the refs its head says`);
+  return run;
+}
+
 /** Builds a run as its entries arrive in order. */
 class RunWriter {
   private readonly blob: RunBlob;
@@ -231,13 +279,18 @@ class RunWriter {
   private minRef = Infinity;
   private maxRef = -1;
 
-  /** `most`: at most this many entries will be written; `held`: the entries held in all (this run's included). */
-  constructor(blob: RunBlob, most: number, held: number) {
+  /**
+   * `most`: at most this many entries will be written; `held`: the entries held in all (this
+   * run's included). `bits`: the buckets' bits as a run had them (a snapshot's), else sized here.
+   */
+  constructor(blob: RunBlob, most: number, held: number, bits = -1) {
     if (!(most < WIDE)) throw new RangeError(`a run holds fewer than 2^31 entries, not ${most}`);
     this.blob = blob;
-    const load = most * SPARSE_SHARE <= held ? SPARSE_LOAD : BUCKET_LOAD;
-    let bits = BLOCK_BITS;
-    while (bits < 28 && (1 << bits) * load * 2 <= most) bits++;
+    if (bits < 0) {
+      const load = most * SPARSE_SHARE <= held ? SPARSE_LOAD : BUCKET_LOAD;
+      bits = BLOCK_BITS;
+      while (bits < MAX_RUN_BITS && (1 << bits) * load * 2 <= most) bits++;
+    }
     this.bits = bits;
     this.shift = 32 - bits;
     this.counts = new Uint32Array(1 << bits);
@@ -415,9 +468,101 @@ export class SketchBands {
     return n;
   }
 
+  /** One past the highest ref added (0: none). */
+  get nextRef(): number {
+    return this.limit;
+  }
+
   /** Runs on disk (for tests and benchmarks). */
   get runCount(): number {
     return this.runs.length;
+  }
+
+  /**
+   * The snapshot of the bands (layout: SKETCH_BANDS_LAYOUT, above RunWriter) in chunks of at most about
+   * `chunkBytes`: the runs' entries stream from their blobs a chunk at a time.
+   */
+  *snapshotChunks(chunkBytes: number): Generator<Uint8Array> {
+    const head = new Uint32Array(SNAPSHOT_HEAD_WORDS + this.runs.length * RUN_HEAD_WORDS);
+    head.set([SKETCH_BANDS_MAGIC, SKETCH_BANDS_VERSION, this.bands, this.limit, this.bufKeys.length, this.bufLength, this.runs.length]);
+    this.runs.forEach((run, r) => head.set([run.length, run.bits, run.minRef, run.maxRef], SNAPSHOT_HEAD_WORDS + r * RUN_HEAD_WORDS));
+    yield bytesOf(head);
+    for (const column of [this.bufKeys, this.bufRefs, this.bufChecks]) yield* slicesOf(column.subarray(0, this.bufLength), chunkBytes);
+    const entries = Math.max(1, Math.floor(chunkBytes / ENTRY_BYTES));
+    const out = new Uint8Array(Math.min(entries, MERGE_ENTRIES) * ENTRY_BYTES);
+    for (const run of this.runs) {
+      for (let at = 0; at < run.length; ) {
+        const n = Math.min(out.byteLength / ENTRY_BYTES, run.length - at);
+        run.blob.read(at * ENTRY_BYTES, out.subarray(0, n * ENTRY_BYTES));
+        yield out.subarray(0, n * ENTRY_BYTES);
+        at += n;
+      }
+    }
+  }
+
+  /** Bytes snapshotChunks() yields. */
+  get snapshotByteLength(): number {
+    return (SNAPSHOT_HEAD_WORDS + this.runs.length * RUN_HEAD_WORDS + 3 * this.bufLength) * 4 + this.bytesOnDisk;
+  }
+
+  /**
+   * Bands read from their snapshot in `source` (which holds it and maybe more after it): the runs'
+   * entries written to new blobs (`options.blobs`), their RAM part rebuilt with the buckets they
+   * had, and the buffer filled again in its order, at its size; so the layout, RAM and disk, is
+   * the one written. Every order a probe relies on (entries by key then ref, runs by ref range,
+   * the buffer's refs newer than the runs') is checked; a bad one is SNAPSHOT_INVALID, and the
+   * blobs made so far are disposed.
+   */
+  static readFrom(source: ByteSource, bands: number, options: SketchBandsOptions = {}): SketchBands {
+    const words = (n: number): Uint32Array => {
+      if (n * 4 > source.remaining) throw bandsInvalid('truncated');
+      const out = new Uint32Array(n);
+      readSliced(source, bytesOf(out));
+      return out;
+    };
+    const [magic, version, bandCount, limit, capacity, bufLength, runCount] = words(SNAPSHOT_HEAD_WORDS) as unknown as number[];
+    if (magic !== SKETCH_BANDS_MAGIC || version !== SKETCH_BANDS_VERSION) throw bandsInvalid('bad magic or version');
+    if (bandCount !== bands) throw bandsInvalid(`holds ${bandCount} bands, not ${bands}`);
+    if (capacity! < MINHASH_BINS + 1 || capacity! > MAX_SNAPSHOT_BUFFER || bufLength! > capacity! || runCount! > MAX_SNAPSHOT_RUNS) throw bandsInvalid('bad buffer or run counts');
+    const heads = words(runCount! * RUN_HEAD_WORDS);
+    let total = 3 * bufLength! * 4;
+    for (let r = 0; r < runCount!; r++) total += heads[r * RUN_HEAD_WORDS]! * ENTRY_BYTES;
+    if (total > source.remaining) throw bandsInvalid('truncated');
+    const keys = words(bufLength!);
+    const refs = words(bufLength!);
+    const checks = words(bufLength!);
+    const out = new SketchBands(bands, options);
+    out.limit = limit!;
+    try {
+      let below = 0;
+      for (let r = 0; r < runCount!; r++) {
+        const [length, bits, minRef, maxRef] = heads.subarray(r * RUN_HEAD_WORDS, (r + 1) * RUN_HEAD_WORDS) as unknown as number[];
+        if (length === 0 || length! >= WIDE || bits! < BLOCK_BITS || bits! > MAX_RUN_BITS || minRef! < below || maxRef! < minRef! || maxRef! >= limit!) throw bandsInvalid(`run ${r} has a bad head`);
+        // A run has at most as many buckets as the entries it was sized for (RunWriter), and as
+        // many as its entries unless some were dropped on the way (below lowRef; never in a band
+        // log): kept to that, so that a bad head cannot make the load allocate more than its
+        // entries' bytes bound. The buckets change where a probe looks, never what it finds.
+        const fitted = Math.max(BLOCK_BITS, Math.min(bits!, Math.floor(Math.log2(length!))));
+        const blob = out.newBlob();
+        try {
+          out.runs.push(readRun(source, new RunWriter(blob, length!, 0, fitted), length!, minRef!, maxRef!, r));
+        } catch (error) {
+          blob.dispose();
+          throw error;
+        }
+        below = maxRef! + 1;
+      }
+      out.sizeBuffer(capacity!);
+      for (let i = 0; i < bufLength!; i++) {
+        if (refs[i]! < below || refs[i]! >= limit!) throw bandsInvalid(`buffer entry ${i} has ref ${refs[i]} out of order`);
+        below = refs[i]!;
+        out.bufferPut(keys[i]!, refs[i]!, checks[i]!);
+      }
+    } catch (error) {
+      out.dispose();
+      throw error;
+    }
+    return out;
   }
 
   /** Drops every run's blob (the bands are not used again). */

@@ -40,7 +40,7 @@ import {
   runTuning,
   SortedRun,
 } from './sorted-run.js';
-import { decodeSnapshotFrom, encodeSnapshotChunks, snapshotByteLength } from './snapshot.js';
+import { decodeSnapshotFrom, encodeSnapshotChunks, maskBytes, snapshotByteLength } from './snapshot.js';
 import { bufferSource, concatChunks, STREAM_CHUNK_BYTES, type ByteSource } from './byte-stream.js';
 
 export interface IndexOptions {
@@ -51,7 +51,7 @@ export interface IndexOptions {
   compressed?: boolean;
   /**
    * Each ref in the tables of its own mask (insert's `tables`), not in all: at most 31 tables.
-   * No snapshot format holds the masks yet: such an index is rebuilt from what it was given.
+   * Its snapshot holds the masks too (snapshot.ts, flag bit 1).
    */
   tableMasks?: boolean;
 }
@@ -151,9 +151,7 @@ export class FingerprintIndex {
     if (c === this.fpChunks.length) {
       this.fpChunks.push(new Uint32Array(CHUNK * 2));
       this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
-      // A byte a ref for up to 8 tables (the default plans have 4 to 10).
-      const n = this.plan.tables.length;
-      this.tableMaskChunks?.push(n <= 8 ? new Uint8Array(CHUNK) : n <= 16 ? new Uint16Array(CHUNK) : new Uint32Array(CHUNK));
+      this.tableMaskChunks?.push(this.newMaskChunk());
     }
     if (this.tableMaskChunks !== null) this.tableMaskChunks[c]![ref & CHUNK_MASK] = (tables & this.allTables) >>> 0;
     else if (tables !== this.allTables) throw new RangeError('an index without table masks puts every fingerprint in every table');
@@ -620,8 +618,15 @@ export class FingerprintIndex {
     this.runDead.splice(r, 1);
   }
 
-  private refuseMaskedSnapshot(): void {
-    if (this.tableMaskChunks !== null) throw new DedupError('SNAPSHOT_INVALID', 'no snapshot format holds table masks: an index with them is rebuilt from what it was given');
+  /** A byte a ref for up to 8 tables (the default plans have 4 to 10). */
+  private newMaskChunk(): MaskChunk {
+    const width = maskBytes(this.plan.tables.length);
+    return width === 1 ? new Uint8Array(CHUNK) : width === 2 ? new Uint16Array(CHUNK) : new Uint32Array(CHUNK);
+  }
+
+  /** Whether each ref is in the tables of its own mask only (IndexOptions.tableMasks). */
+  get hasTableMasks(): boolean {
+    return this.tableMaskChunks !== null;
   }
 
   /** The whole snapshot in one buffer (see snapshotChunks() for large indexes). */
@@ -631,20 +636,20 @@ export class FingerprintIndex {
 
   /** Bytes snapshotChunks() yields in all. */
   get snapshotByteLength(): number {
-    this.refuseMaskedSnapshot();
-    return snapshotByteLength(this.plan, this.minLive, this.nextRef);
+    return snapshotByteLength(this.plan, this.minLive, this.nextRef, this.tableMaskChunks !== null);
   }
 
   /** The snapshot (format in snapshot.ts) in chunks of at most about `chunkBytes`. */
   snapshotChunks(chunkBytes = STREAM_CHUNK_BYTES): Generator<Uint8Array> {
-    this.refuseMaskedSnapshot();
+    const maskChunks = this.tableMaskChunks;
+    const maskOf = maskChunks === null ? null : (ref: number): number => maskChunks[ref >>> CHUNK_BITS]![ref & CHUNK_MASK]!;
     return encodeSnapshotChunks(this.plan, this.compressed, this.minLive, this.nextRef, (ref, out) => {
       const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
       const o = (ref & CHUNK_MASK) << 1;
       out[0] = chunk[o]!;
       out[1] = chunk[o + 1]!;
       return !this.isDead(ref);
-    }, chunkBytes);
+    }, chunkBytes, maskOf);
   }
 
   static fromBuffer(bytes: Uint8Array): FingerprintIndex {
@@ -652,17 +657,23 @@ export class FingerprintIndex {
     return FingerprintIndex.readFrom(bufferSource(bytes));
   }
 
-  /** Reads a snapshot that fills `source` exactly, straight into the index's storage. */
+  /**
+   * Reads a snapshot that fills `source` exactly, straight into the index's storage; one with
+   * table masks makes an index with them (IndexOptions.tableMasks).
+   */
   static readFrom(source: ByteSource): FingerprintIndex {
     let index: FingerprintIndex | null = null;
     const dead = decodeSnapshotFrom(source, {
-      begin: (plan, compressed, minLive, nextRef) => {
-        index = new FingerprintIndex(plan, compressed);
+      begin: (plan, compressed, minLive, nextRef, masked) => {
+        index = new FingerprintIndex(plan, compressed, masked);
         index.allocate(minLive, nextRef);
       },
       fingerprints: (ref, count) => {
         const o = (ref & CHUNK_MASK) << 1;
         return index!.fpChunks[ref >>> CHUNK_BITS]!.subarray(o, o + count * 2);
+      },
+      masks: (ref, masks) => {
+        index!.tableMaskChunks![ref >>> CHUNK_BITS]!.set(masks, ref & CHUNK_MASK);
       },
     });
     const restored = index as FingerprintIndex | null;
@@ -678,9 +689,11 @@ export class FingerprintIndex {
       if (c < firstChunk) {
         this.fpChunks.push(EMPTY);
         this.deadChunks.push(EMPTY);
+        this.tableMaskChunks?.push(EMPTY_MASKS);
       } else {
         this.fpChunks.push(new Uint32Array(CHUNK * 2));
         this.deadChunks.push(new Uint32Array(CHUNK >>> 5));
+        this.tableMaskChunks?.push(this.newMaskChunk());
       }
     }
     this.minLive = minLive;
@@ -703,28 +716,12 @@ export class FingerprintIndex {
     this.flushAll();
   }
 
-  /** Sorts every live ref into a single run per table (after a restore). */
+  /**
+   * Sorts every live ref into a single run per table (after a restore), as a flush of a buffer
+   * holding them all would (with table masks, each ref in its own tables only).
+   */
   private flushAll(): void {
-    this.bufStart = this.nextRef;
-    const refs0 = new Uint32Array(this.live);
-    let n = 0;
-    for (let ref = this.minLive; ref < this.nextRef; ref++) if (!this.isDead(ref)) refs0[n++] = ref;
-    if (n === 0) return;
-    const keys = new Uint32Array(n);
-    const refs = new Uint32Array(n);
-    this.compiled.tables.forEach((ct, t) => {
-      for (let i = 0; i < n; i++) {
-        const ref = refs0[i]!;
-        const chunk = this.fpChunks[ref >>> CHUNK_BITS]!;
-        const o = (ref & CHUNK_MASK) << 1;
-        keys[i] = key32(ct.segments, chunk[o]!, chunk[o + 1]!);
-        refs[i] = ref;
-      }
-      sortPairs(keys, refs, n);
-      this.runs[t]!.push(buildRun(keys, refs, n, this.compressed));
-    });
-    this.runStart.push(this.minLive);
-    this.runEnd.push(this.nextRef);
-    this.runDead.push(0);
+    this.bufStart = this.minLive;
+    this.flush();
   }
 }

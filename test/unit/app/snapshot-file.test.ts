@@ -14,6 +14,7 @@ import { DedupError } from '../../../src/errors.js';
 import { Decider } from '../../../src/dedup/decider.js';
 import { FingerprintIndex, planFromBlocks } from '../../../src/index/index.js';
 import { readSnapshot, readSnapshotFile, SNAPSHOT_FILE, writeSnapshot, writeSnapshotFile } from '../../../src/storage/state-snapshot.js';
+import { damageLog, withHeader } from '../../support/snapshot-files.js';
 import { mulberry32Uint32 } from '../../support/rng.js';
 
 const seeded = mulberry32Uint32;
@@ -124,12 +125,7 @@ test('property: truncations and single-byte corruptions of a real snapshot (all 
     await writeSnapshot(dir, header(d), d.index, d.store);
     const good = readFileSync(join(dir, SNAPSHOT_FILE));
     assert.equal(await verdictOn(dir, good), 'ok');
-    const accepted: string[] = [];
-    const other: string[] = [];
-    const record = (label: string, v: unknown): void => {
-      if (v === 'ok') accepted.push(label);
-      else if (v !== 'invalid') other.push(`${label}: ${String(v)}`);
-    };
+    const { accepted, other, record } = damageLog();
     // Every position in the prefix and header, around each part boundary and
     // the end, plus a seeded sample of the rest (hundreds of each).
     const headerEnd = 16 + good.readUInt32LE(8);
@@ -154,18 +150,6 @@ test('property: truncations and single-byte corruptions of a real snapshot (all 
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-/** A file whose header is replaced (with a correct checksum), to reach the field checks. */
-function withHeader(good: Buffer, edit: (h: Record<string, unknown>) => void): Buffer {
-  const length = good.readUInt32LE(8);
-  const h = JSON.parse(good.subarray(16, 16 + length).toString('utf8')) as Record<string, unknown>;
-  edit(h);
-  const json = Buffer.from(JSON.stringify(h));
-  const prefix = Buffer.from(good.subarray(0, 16));
-  prefix.writeUInt32LE(json.length, 8);
-  prefix.writeUInt32LE(zlib.crc32(json), 12);
-  return Buffer.concat([prefix, json, good.subarray(16 + length)]);
-}
 
 test('a header with bad fields is SNAPSHOT_INVALID even under a good checksum', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'snap-'));

@@ -2,7 +2,8 @@
  * A routed partition's band log against plain arrays: what it keeps per page
  * (fingerprint, sequence, short flag, sketch tail) over many chunks of refs,
  * with sequences that pass multiples of 2^32 (held as their low bits), and
- * the cut a probe "as of" a sequence makes.
+ * the cut a probe "as of" a sequence makes; the same of a log loaded from
+ * its snapshot.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,17 @@ import { BandLog } from '../../../src/dedup/band-log.js';
 import { sketchTail } from '../../../src/dedup/index-partition.js';
 import { SKETCH_BINS, numbersAgreeAt, sketchSize } from '../../../src/fingerprint/feature-sketch.js';
 import { mulberry32Uint32 } from '../../support/rng.js';
+import { bufferSource, concatChunks } from '../../../src/index/index.js';
+import { DedupError } from '../../../src/errors.js';
+
+interface Added { hi: number; lo: number; sequence: number; short: boolean; sketch: Uint8Array }
+
+/** The log as loaded from its snapshot, streamed in small chunks. */
+function reloaded(log: BandLog): BandLog {
+  const bytes = concatChunks(log.snapshotChunks(1000));
+  assert.equal(bytes.byteLength, log.snapshotByteLength);
+  return BandLog.readFrom(bufferSource(bytes), log.bands.bands);
+}
 
 test('property: the band log gives back every page as added, and cuts a probe at the first page decided at or after a sequence', () => {
   for (let trial = 0; trial < 4; trial++) {
@@ -30,6 +42,37 @@ test('property: the band log gives back every page as added, and cuts a probe at
       pages.push(page);
     }
     assert.ok(pages[pages.length - 1]!.sequence > (trial + 1) * 2 ** 32, 'the sequences pass 2^32');
+    checkLog(log, pages, rand);
+    checkLog(reloaded(log), pages, rand);
+  }
+});
+
+test('a log whose first page is decided past 2^32 (two high words at ref 0) loads from its snapshot; a bad short flag is SNAPSHOT_INVALID', () => {
+  const rand = mulberry32Uint32(77);
+  const log = new BandLog(7);
+  const pages: Added[] = [];
+  const keys = new Uint32Array(1);
+  for (let i = 0; i < 5_000; i++) {
+    const sketch = new Uint8Array(SKETCH_BINS);
+    for (let b = 0; b < SKETCH_BINS; b++) sketch[b] = rand() & 0xff;
+    const page = { hi: rand(), lo: rand(), sequence: 2 ** 32 + 10 + 3 * i, short: i % 3 === 0, sketch };
+    keys[0] = rand() % 64;
+    log.add(page.hi, page.lo, page.sequence, page.short, sketch, keys, 1);
+    pages.push(page);
+  }
+  checkLog(reloaded(log), pages, rand);
+  // The first page's short flag: after the head, the high words, the bands, and its fingerprint and sequence.
+  const bytes = concatChunks(log.snapshotChunks(1 << 20));
+  const at = (5 + 2 * 2) * 4 + log.bands.snapshotByteLength + 4_096 * 12;
+  assert.equal(bytes[at], 1);
+  bytes[at] = 2;
+  assert.throws(() => BandLog.readFrom(bufferSource(bytes), 7), (e: unknown) => e instanceof DedupError && e.code === 'SNAPSHOT_INVALID');
+});
+
+function checkLog(log: BandLog, pages: Added[], rand: () => number): void {
+  const n = pages.length;
+  const keys = new Uint32Array(1);
+  {
     assert.equal(log.size, n);
     for (let ref = 0; ref < n; ref++) {
       const p = pages[ref]!;
@@ -56,7 +99,7 @@ test('property: the band log gives back every page as added, and cuts a probe at
     }
     assert.ok(cutShort > 200);
   }
-});
+}
 
 test('the band log holds 21 bytes a page in RAM in whole chunks, not a doubled array', () => {
   const log = new BandLog(14);

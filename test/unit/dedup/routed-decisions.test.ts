@@ -30,6 +30,7 @@ import { SKETCH_BINS } from '../../../src/fingerprint/index.js';
 import { FingerprintIndex, planFromBlocks, type TablePlan } from '../../../src/index/index.js';
 import { shareBand } from '../../support/sketch-bands-oracle.js';
 import { mulberry32 } from '../../support/rng.js';
+import { flip, randomWord, stream, type Page } from '../../support/routed-stream.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,56 +41,6 @@ const scratch = mkdtempSync(join(tmpdir(), 'routed-decisions-test-'));
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 const rng = mulberry32;
-
-interface Page { id: string; hi: number; lo: number; short: boolean; fetchedAt: number; sketch: Uint8Array }
-
-const randomWord = (r: () => number): number => (r() * 2 ** 32) >>> 0;
-const randomSketch = (r: () => number): Uint8Array => Uint8Array.from({ length: SKETCH_BINS }, () => Math.floor(r() * 256));
-
-function flip(r: () => number, hi: number, lo: number, flips: number): [number, number] {
-  for (let f = 0; f < flips; f++) {
-    const bit = Math.floor(r() * 64);
-    if (bit < 32) hi = (hi ^ (1 << bit)) >>> 0;
-    else lo = (lo ^ (1 << (bit - 32))) >>> 0;
-  }
-  return [hi, lo];
-}
-
-/**
- * A stream with a template: `templated` of the pages share most of one sketch (a band key
- * shared by hundreds of pages) with random fingerprints, so only the bands connect them.
- */
-function stream(seed: number, n: number, templated: number): Page[] {
-  const r = rng(seed);
-  const template = randomSketch(r);
-  const pages: Page[] = [];
-  for (let i = 0; i < n; i++) {
-    const roll = r();
-    const fetchedAt = 1_700_000_000_000 + i;
-    if (roll < templated) {
-      const sketch = template.slice();
-      // A few bins changed: most bands stay the template's, the overlap stays high or not.
-      for (let c = Math.floor(r() * 12); c > 0; c--) sketch[Math.floor(r() * SKETCH_BINS)] = Math.floor(r() * 256);
-      pages.push({ id: `p${i}`, hi: randomWord(r), lo: randomWord(r), short: r() < 0.05, fetchedAt, sketch });
-      continue;
-    }
-    if (roll < templated + 0.35 || pages.length === 0) {
-      pages.push({ id: `p${i}`, hi: randomWord(r), lo: randomWord(r), short: r() < 0.05, fetchedAt, sketch: randomSketch(r) });
-      continue;
-    }
-    const base = pages[Math.floor(r() * pages.length)]!;
-    if (roll < templated + 0.45) {
-      // An id sent again: the same page, or another fingerprint under the same id.
-      pages.push(r() < 0.5 ? { ...base } : { ...base, hi: randomWord(r), sketch: randomSketch(r) });
-      continue;
-    }
-    const [hi, lo] = flip(r, base.hi, base.lo, Math.floor(r() * 9));
-    const sketch = base.sketch.slice();
-    for (let c = r() < 0.6 ? Math.floor(r() * 8) : Math.floor(r() * SKETCH_BINS); c > 0; c--) sketch[Math.floor(r() * SKETCH_BINS)] = Math.floor(r() * 256);
-    pages.push({ id: `p${i}`, hi, lo, short: r() < 0.05 ? !base.short : base.short, fetchedAt, sketch });
-  }
-  return pages;
-}
 
 const PLAN_3 = planFromBlocks(3, [16, 16, 16, 16]);
 const PLAN_6 = planFromBlocks(6, [8, 8, 8, 8, 8, 8, 8, 8]);

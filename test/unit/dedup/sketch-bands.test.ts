@@ -13,7 +13,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PageStore } from '../../../src/dedup/page-store.js';
-import { CHAIN_LIMIT, bandCheck, bandKey, fingerprintTuning } from '../../../src/dedup/sketch-bands.js';
+import { CHAIN_LIMIT, SketchBands, bandCheck, bandKey, fingerprintTuning } from '../../../src/dedup/sketch-bands.js';
+import { bufferSource, concatChunks } from '../../../src/index/index.js';
 import { mulberry32Uint32 } from '../../support/rng.js';
 import { MINHASH_BINS, SKETCH_BINS, isKnownSketch } from '../../../src/fingerprint/feature-sketch.js';
 import { bandCandidates, shareBand } from '../../support/sketch-bands-oracle.js';
@@ -390,3 +391,48 @@ function withFingerprintKeyBitsResult<T>(keyBits: number, fn: () => T): T {
   });
   return out as T;
 }
+
+test('property: bands loaded from their snapshot (many runs, entries dropped below a rising low ref, the buffer) give every probe the candidates the original gives, and go on alike', () => {
+  let mostRuns = 0;
+  for (const seed of [1, 2, 3, 4]) {
+    const rand = mulberry32Uint32(4400 + seed);
+    const templates = Array.from({ length: 6 }, () => Uint8Array.from({ length: SKETCH_BINS }, () => rand() & 0xff));
+    const sketchOf = (): Uint8Array => {
+      const s = templates[rand() % templates.length]!.slice();
+      for (let c = rand() % 20; c > 0; c--) s[rand() % MINHASH_BINS] = rand() & 0xff;
+      return s;
+    };
+    const original = new SketchBands(14, { bufferEntries: 150 + seed * 100 });
+    let ref = 0;
+    let lowRef = 0;
+    const add = (bands: SketchBands[], n: number): void => {
+      for (let i = 0; i < n; i++, ref++) {
+        const sketch = sketchOf();
+        if (seed !== 1 && rand() % 10 === 0) lowRef = Math.max(lowRef, ref - 300 - (rand() % 300));
+        for (const b of bands) b.add(ref, sketch, lowRef);
+      }
+    };
+    add([original], 2000 + seed * 217);
+    mostRuns = Math.max(mostRuns, original.runCount);
+    const bytes = concatChunks(original.snapshotChunks(777));
+    assert.equal(bytes.byteLength, original.snapshotByteLength);
+    const loaded = SketchBands.readFrom(bufferSource(bytes), 14, { bufferEntries: 150 + seed * 100 });
+    assert.equal(loaded.runCount, original.runCount);
+    assert.equal(loaded.entries, original.entries);
+    assert.equal(loaded.bytesOnDisk, original.bytesOnDisk);
+    const same = (label: string): void => {
+      for (let probe = 0; probe < 200; probe++) {
+        const sketch = sketchOf();
+        const below = rand() % 3 === 0 ? Infinity : rand() % (ref + 1);
+        const a = [...original.found.subarray(0, original.candidates(sketch, null, below))];
+        const b = [...loaded.found.subarray(0, loaded.candidates(sketch, null, below))];
+        assert.deepEqual(b, a, `${label}, seed ${seed}, probe ${probe}`);
+      }
+    };
+    same('loaded');
+    add([original, loaded], 1500);
+    same('after more adds');
+    assert.throws(() => SketchBands.readFrom(bufferSource(bytes), 7), /bands/);
+  }
+  assert.ok(mostRuns >= 2, `at most ${mostRuns} runs`);
+});
