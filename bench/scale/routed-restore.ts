@@ -1,15 +1,18 @@
 /**
  * A routed instance's restart on the real broker: one instance decides N demo
- * pages (6 input partitions, 16 index partitions), stops (SIGTERM), and is
- * started again on the same topics with an empty state directory, so that it
- * takes every index partition on and replays dedup.order and dedup.index from
- * their start (routed mode has no partition snapshots). Timed: spawn to
- * /readyz 200 (ready = every held partition has applied the order log as far
- * as it was when taken on), and the restarted process's CPU over that time,
- * main thread apart.
+ * pages (6 input partitions, 16 index partitions), stops (SIGTERM, which
+ * writes a snapshot of every partition it holds), and is started again on the
+ * same topics, in two cases:
+ * - state kept: its state directory as it left it, so every index partition
+ *   loads its snapshot and reads the logs after it;
+ * - state empty: an empty state directory, so that it takes every index
+ *   partition on and replays dedup.order and dedup.index from their start.
+ * Timed: spawn to /readyz 200 (ready = every held partition has applied the
+ * order log as far as it was when taken on), and the restarted process's CPU
+ * over that time, main thread apart.
  *
- * ROUTED_RESTORE_BASE=<repo-dir> runs the same cases, alternated run by run,
- * with the CLI of another build (its dist/), for a before/after on one broker.
+ * ROUTED_RESTORE_BASE=<repo-dir> adds the empty case with the CLI of another
+ * build (its dist/), alternated run by run, for a before/after on one broker.
  * ROUTED_RESTORE_PROFILE_DIR=<dir> writes a --cpu-prof profile of each
  * restarted instance there.
  *
@@ -33,8 +36,11 @@ const BASE = process.env.ROUTED_RESTORE_BASE ?? null;
 const PARTITIONS = 6;
 const INDEX_PARTITIONS = 16;
 
+type State = 'kept' | 'empty';
+
 interface Restart {
   build: string;
+  state: State;
   run: number;
   pages: number;
   decideSeconds: number;
@@ -44,9 +50,11 @@ interface Restart {
   /** From the restarted instance's 'index partition restored from its logs' lines (builds that write them). */
   partitionsRestored: number;
   recordedWithoutProbe: number;
+  /** Of partitionsRestored, those loaded from a snapshot. */
+  fromSnapshot: number;
 }
 
-async function restart(build: string, cli: string, run: number, pages: Buffer[], keys: string[]): Promise<Restart> {
+async function restart(build: string, cli: string, state: State, run: number, pages: Buffer[], keys: string[]): Promise<Restart> {
   const stack = stackFromEnv();
   const kafka = benchKafka(stack);
   const name = `rrestore-${build}-${run}-${Date.now().toString(36)}`;
@@ -80,10 +88,11 @@ async function restart(build: string, cli: string, run: number, pages: Buffer[],
     const decideSeconds = (Date.now() - decideFrom) / 1000;
     const code = await stopChild(first.child);
     if (code !== 0) throw new Error(`the first instance stopped with ${code}:\n${first.child.logs().slice(-3000)}`);
-    // The restart: an empty state directory, every index partition taken on and replayed.
+    // The restart: the state directory as the stop left it (snapshots), or an empty one (every
+    // index partition taken on and replayed from the logs' start).
     const spawned = Date.now();
     const profile = process.env.ROUTED_RESTORE_PROFILE_DIR;
-    const second = await start(join(stateDir, 'second'), profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
+    const second = await start(join(stateDir, state === 'kept' ? 'first' : 'second'), profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
     await waitReady(second.child, second.port, 900_000, 20);
     const readySeconds = (Date.now() - spawned) / 1000;
     const cpu = processCpu(second.child.pid) ?? { total: NaN, main: NaN };
@@ -91,10 +100,11 @@ async function restart(build: string, cli: string, run: number, pages: Buffer[],
       .logs()
       .split('\n')
       .filter((line) => line.includes('index partition restored from its logs'))
-      .map((line) => JSON.parse(line) as { recordedWithoutProbe: number });
+      .map((line) => JSON.parse(line) as { recordedWithoutProbe: number; fromSnapshot?: boolean });
     await stopChild(second.child);
     return {
       build,
+      state,
       run,
       pages: pages.length,
       decideSeconds: Math.round(decideSeconds * 10) / 10,
@@ -103,6 +113,7 @@ async function restart(build: string, cli: string, run: number, pages: Buffer[],
       mainThreadCpuSeconds: Math.round(cpu.main * 100) / 100,
       partitionsRestored: restored.length,
       recordedWithoutProbe: restored.reduce((n, r) => n + r.recordedWithoutProbe, 0),
+      fromSnapshot: restored.filter((r) => r.fromSnapshot === true).length,
     };
   } finally {
     for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');
@@ -121,20 +132,21 @@ async function main(): Promise<void> {
     keys.push(p.id);
     pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
   }
-  const builds: [string, string][] = [['this', CLI], ...(BASE === null ? [] : ([['base', join(BASE, 'dist', 'src', 'cli', 'main.js')]] as [string, string][]))];
+  const cases: [string, string, State][] = [['this', CLI, 'kept'], ['this', CLI, 'empty'], ...(BASE === null ? [] : ([['base', join(BASE, 'dist', 'src', 'cli', 'main.js'), 'empty']] as [string, string, State][]))];
   const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
   const runs: Restart[] = [];
   for (let run = 1; run <= RUNS; run++) {
-    for (const [build, cli] of run % 2 === 1 ? [...builds].reverse() : builds) {
-      const r = await restart(build, cli, run, pages, keys);
+    for (const [build, cli, state] of run % 2 === 1 ? [...cases].reverse() : cases) {
+      const r = await restart(build, cli, state, run, pages, keys);
       log(JSON.stringify(r));
       runs.push(r);
     }
   }
-  const summary = builds.map(([build]) => {
-    const mine = runs.filter((r) => r.build === build);
+  const summary = cases.map(([build, , state]) => {
+    const mine = runs.filter((r) => r.build === build && r.state === state);
     return {
       build,
+      state,
       readySeconds: round(median(mine.map((r) => r.readySeconds)), 2),
       cpuSeconds: round(median(mine.map((r) => r.cpuSeconds)), 2),
       mainThreadCpuSeconds: round(median(mine.map((r) => r.mainThreadCpuSeconds)), 2),
@@ -149,7 +161,7 @@ async function main(): Promise<void> {
     inputPartitions: PARTITIONS,
     indexPartitions: INDEX_PARTITIONS,
     loadAverage: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100) },
-    note: 'One routed instance decides the pages, stops (SIGTERM), and starts again with an empty state directory: it takes all 16 index partitions on and replays dedup.order and dedup.index. readySeconds: spawn to /readyz 200; cpuSeconds: the restarted process over that time (all threads; mainThreadCpuSeconds its main thread), start-up (fingerprinting pool, dictionary) included.',
+    note: 'One routed instance decides the pages, stops (SIGTERM: a snapshot of each partition it holds), and starts again: state kept, it loads each of the 16 index partitions from its snapshot and reads the logs after it; state empty, it takes all 16 on and replays dedup.order and dedup.index from their start. readySeconds: spawn to /readyz 200; cpuSeconds: the restarted process over that time (all threads; mainThreadCpuSeconds its main thread), start-up (fingerprinting pool, dictionary) included.',
     summary,
     runs,
   };

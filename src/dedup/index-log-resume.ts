@@ -20,7 +20,11 @@
  * offset of the chunk's first record here), about 16 bytes a chunk between
  * prunes. Pure: no Kafka, no I/O.
  */
-import type { ChunkKey } from '../wire/routed-records.js';
+/** What the resume needs of a chunk's key (wire/routed-records.ts ChunkKey): its input partition and first input offset. */
+export interface ChunkPlace {
+  readonly inputPartition: number;
+  readonly firstOffset: bigint;
+}
 
 interface SeenChunks {
   /** Each chunk's first input offset, in the order the chunks were first seen. */
@@ -39,7 +43,7 @@ export class IndexLogResume {
   }
 
   /** A record about `chunk` (entries, a confirmation or a request for more) read at `logOffset`. */
-  seen(chunk: ChunkKey, logOffset: number): void {
+  seen(chunk: ChunkPlace, logOffset: number): void {
     let seen = this.byInput.get(chunk.inputPartition);
     if (!seen) this.byInput.set(chunk.inputPartition, (seen = { inputOffsets: [], logOffsets: [] }));
     // A chunk's records mostly come together: its first one is kept, the next ones add nothing.

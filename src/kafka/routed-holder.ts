@@ -18,14 +18,25 @@
  * its own, scratch files under the state directory (as single mode's page
  * store does), dropped when the partition is released.
  *
- * Restore is a replay: a partition taken on starts empty and applies every
- * order record from the start of dedup.order, with its index log from its
- * start (no snapshots yet). The pages of chunks committed already (input
- * offset below the group's committed offset when the partition was taken on)
- * are recorded without their probes (IndexPartition.replay), about half
- * of apply's cost, and the round-two requests about them are dropped from
- * their head, unread; chunks not committed yet are applied, and replied to
- * again: their owners may still wait for them.
+ * Restore: a partition taken on starts from its local snapshot when one fits
+ * (src/storage/partition-snapshot.ts: the state as of an order offset, and the
+ * index log offset to read again from, IndexLogResume), else empty. It then
+ * applies the order records from the snapshot's (or the log's start), with its
+ * index log from the snapshot's offset (or its start). The pages of chunks
+ * committed already (input offset below the group's committed offset when the
+ * partition was taken on) are recorded without their probes
+ * (IndexPartition.replay), about half of apply's cost, and the round-two
+ * requests about them are dropped from their head, unread; chunks not
+ * committed yet are applied, and replied to again: their owners may still
+ * wait for them. Those of them the snapshot holds already are answered again
+ * as of their sequences (IndexPartition.replyAsOf). Every holder reads the
+ * order log from its start either way: it is one small record a chunk, and
+ * it gives each chunk's global sequences.
+ *
+ * Snapshots are written every `intervalSeconds` between order records, and at
+ * a graceful stop, one file per held partition. They are a shortcut into the
+ * two logs, which stay the state: a lost or stale snapshot costs a longer
+ * replay, never a verdict.
  *
  * An order record of an input partition that starts inside a chunk already
  * applied for it is skipped by every holder alike (a fenced writer that
@@ -40,7 +51,12 @@ import type { SecondStage } from '../dedup/decider.js';
 import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedPage } from '../dedup/index-partition.js';
 import { IndexRouting } from '../dedup/routing.js';
 import { WaitingRequests } from '../dedup/waiting-requests.js';
+import { IndexLogResume } from '../dedup/index-log-resume.js';
+import { samePlan } from '../dedup/create-decider.js';
 import { filePageTier } from '../storage/file-blob-store.js';
+import { PARTITION_SNAPSHOT_SUFFIX, readPartitionSnapshot, writePartitionSnapshot } from '../storage/partition-snapshot.js';
+import type { PageTier } from '../dedup/blob-store.js';
+import { mkdir } from 'node:fs/promises';
 import { join as joinPath } from 'node:path';
 
 /** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
@@ -81,9 +97,22 @@ export interface RoutedHolderOptions {
   readonly appender: LogAppender;
   /** Where each held partition's page tier goes (a directory per partition); in memory when absent. */
   readonly tierDir?: string;
+  /** Local snapshots of the held partitions; none when absent (a restore replays both logs whole). */
+  readonly snapshots?: RoutedSnapshotOptions;
   readonly metrics: DedupMetrics;
   readonly logger: Logger;
   readonly onFatal: (error: unknown) => void;
+}
+
+export interface RoutedSnapshotOptions {
+  /** One file per index partition in it. */
+  readonly dir: string;
+  /** Write the held partitions' snapshots at most this often (and at a graceful stop); 0 = only at the stop. */
+  readonly intervalSeconds: number;
+  /** The Kafka cluster's id: a snapshot is only good against the logs it was made from. */
+  readonly clusterId: string;
+  /** The fingerprint definition this build computes. */
+  readonly fingerprintVersion: string;
 }
 
 export interface RoutedHolder {
@@ -187,8 +216,12 @@ interface Held {
   appliedNext: number;
   /** Order offset this partition must reach to be caught up (the log's end when taken on). */
   readyAt: number;
-  /** Entries read from the partition's log, by chunk, until their order record comes. */
-  readonly entries: Map<string, EntriesRecord>;
+  /** Entries read from the partition's log (and the offset they were read at), by chunk, until their order record comes. */
+  readonly entries: Map<string, { record: EntriesRecord; offset: number }>;
+  /** Where a restore from a snapshot taken now would read the index log from. */
+  readonly resume: IndexLogResume;
+  /** The order offset the partition's snapshot was taken at (0 without one): the chunks before it that are not committed are answered again. */
+  restoredBelow: number;
   /** Round-two requests waiting until the partition has applied the sequence they name. */
   readonly requests: WaitingRequests<Request>;
   /**
@@ -203,6 +236,10 @@ interface Held {
   takenOn: bigint | null;
   /** Pages recorded without a probe (chunks decided already) since it was taken on. */
   replayed: number;
+  /** Whether it was taken on from a snapshot. */
+  fromSnapshot: boolean;
+  /** Chunks the snapshot held that it answered again (not committed when it was taken on). */
+  answeredAgain: number;
 }
 
 type Request = { kind: 'more'; record: MoreRecord } | { kind: 'confirm'; record: ConfirmRecord };
@@ -353,7 +390,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     const seconds = Number(process.hrtime.bigint() - h.takenOn!) / 1e9;
     h.takenOn = null;
     metrics.shardRestoreDuration.observe(seconds);
-    logger.info('index partition restored from its logs', { partition: q, seconds: Math.round(seconds * 1000) / 1000, tableEntries: h.state.size, recordedWithoutProbe: h.replayed });
+    logger.info('index partition restored from its logs', { partition: q, seconds: Math.round(seconds * 1000) / 1000, fromSnapshot: h.fromSnapshot, answeredAgain: h.answeredAgain, tableEntries: h.state.size, recordedWithoutProbe: h.replayed });
   };
 
 
@@ -403,16 +440,31 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const p = record.chunk.inputPartition;
       const skip = record.chunk.firstOffset < (spanEnd.get(p) ?? -1n);
       const targets = skip ? [] : record.touched.filter((q) => held.has(q) && held.get(q)!.appliedNext <= offset);
-      // The entries were acknowledged before the order record: they come, if not read yet.
-      if (targets.some((q) => !held.get(q)!.entries.has(name))) break;
-      orderQueue.shift();
-      const base = pagesBefore;
       // A chunk whose verdicts are committed (a restore replaying the logs) is recorded without
       // its probes: nobody waits for its replies, nor asks about it again.
       const live = undecided(record.chunk);
+      // Partitions whose snapshot holds the chunk already answer it again if its owner may still wait.
+      const again = skip || !live ? [] : record.touched.filter((q) => held.has(q) && held.get(q)!.appliedNext > offset && offset < held.get(q)!.restoredBelow);
+      // The entries were acknowledged before the order record: they come, if not read yet (a
+      // restore reads a snapshot's undecided chunks' entries again: IndexLogResume).
+      if (targets.some((q) => !held.get(q)!.entries.has(name)) || again.some((q) => !held.get(q)!.entries.has(name))) break;
+      orderQueue.shift();
+      const base = pagesBefore;
+      for (const q of again) {
+        const h = held.get(q)!;
+        const entries = h.entries.get(name)!.record;
+        recentChunk(h.applied, record.chunk, () => ({ entries, bySlot: null }));
+        const replies: { slot: number; reply: PartitionReply }[] = [];
+        for (const { slot, page } of entries.pages) {
+          const r = h.state.replyAsOf(page, base + slot);
+          if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
+        }
+        out.push(reply(p, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
+        h.answeredAgain++;
+      }
       for (const q of targets) {
         const h = held.get(q)!;
-        const entries = h.entries.get(name)!;
+        const entries = h.entries.get(name)!.record;
         if (!live) {
           for (const { slot, page } of entries.pages) h.state.replay(page, base + slot);
           h.replayed += entries.pages.length;
@@ -435,9 +487,13 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const end = spanEnd.get(p) ?? -1n;
       for (const [q, h] of held) {
         if (h.appliedNext <= offset) h.appliedNext = offset + 1;
-        if (h.takenOn !== null && h.appliedNext >= h.readyAt) caughtUpNow(q, h);
+        // Answered again once: a later replay of the order log (another partition taken on) does not read this partition's log again.
+        if (offset + 1 >= h.restoredBelow) h.restoredBelow = 0;
+        // Caught up once the order log is read as far as it was when taken on: a partition from a
+        // snapshot may hold all of it, but answers new chunks only once the order log gives their sequences.
+        if (h.takenOn !== null && offset + 1 >= h.readyAt) caughtUpNow(q, h);
         // Entries of this input partition below the end of its last applied chunk will never be applied.
-        for (const [key, e] of h.entries) if (e.chunk.inputPartition === p && e.chunk.firstOffset < end) h.entries.delete(key);
+        for (const [key, e] of h.entries) if (e.record.chunk.inputPartition === p && e.record.chunk.firstOffset < end) h.entries.delete(key);
         answerRequests(q, h, out);
       }
     }
@@ -465,18 +521,31 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           return;
         }
         for (const m of batch.messages) {
-          if (m.value === null) continue;
+          const at = Number(m.offset);
+          if (m.value === null) {
+            h.resume.read(at);
+            continue;
+          }
           const kind = routedRecordKind(m.value);
           if (kind === 'entries') {
             const e = decodeEntries(m.value);
             // Entries of a chunk this partition has passed (seen again after a seek) are not kept.
-            h.entries.set(chunkName(e.chunk), e);
+            h.entries.set(chunkName(e.chunk), { record: e, offset: at });
+            h.resume.seen(e.chunk, at);
             continue;
           }
-          if (kind !== 'more' && kind !== 'confirm') continue;
+          if (kind !== 'more' && kind !== 'confirm') {
+            h.resume.read(at);
+            continue;
+          }
           // A request about a chunk whose verdicts are committed is answered by nobody: dropped
           // from its head, before its body is decoded (a restore reads every request in the log).
-          if (!undecided(recordChunk(m.value))) continue;
+          const about = recordChunk(m.value);
+          if (!undecided(about)) {
+            h.resume.read(at);
+            continue;
+          }
+          h.resume.seen(about, at);
           if (kind === 'more') h.requests.push({ kind, record: decodeMore(m.value) });
           else {
             const record = withSketches(h, decodeConfirm(m.value));
@@ -488,6 +557,15 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const out = drain();
       for (const [q, h] of held) answerRequests(q, h, out);
       if (out.length > 0) send(out);
+      const every = options.snapshots?.intervalSeconds ?? 0;
+      if (every > 0 && Date.now() - lastSnapshot >= every * 1000) {
+        lastSnapshot = Date.now();
+        // A failed snapshot costs a longer restore later, never applying now.
+        await writeSnapshots('interval').catch((error: unknown) => {
+          metrics.snapshotFailures.inc();
+          logger.error('index partition snapshots failed; applying goes on', { error });
+        });
+      }
     }).catch((error: unknown) => {
       metrics.errors.inc({ code: errorCode(error) });
       options.onFatal(error instanceof DedupError ? error : new DedupError('KAFKA', `applying the routed index failed: ${(error as Error).message}`, { cause: error }));
@@ -512,12 +590,39 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       await readCommitted();
       // Ready once the new partitions have applied the order log as far as it is now.
       const readyAt = Math.max(orderEnd, Number((await endOffsets(kafka, topics.order))['0'] ?? '0'));
+      const indexEnd = options.snapshots === undefined ? {} : await endOffsets(kafka, topics.index);
       for (const q of fresh) {
-        const tier = options.tierDir === undefined ? undefined : filePageTier(joinPath(options.tierDir, `partition-${q}`));
-        const state = new IndexPartition(q, options.plan, options.k, options.secondStage, routing, tier);
-        held.set(q, { state, close: () => tier?.close(), appliedNext: 0, readyAt, entries: new Map(), requests: new WaitingRequests(needs), sketches: new Map(), applied: new Map(), takenOn: process.hrtime.bigint(), replayed: 0 });
+        const takenOn = process.hrtime.bigint();
+        const newTier = () => (options.tierDir === undefined ? undefined : filePageTier(joinPath(options.tierDir, `partition-${q}`)));
+        let tier = newTier();
+        const snapshot = await loadSnapshot(q, tier, readyAt, BigInt(indexEnd[String(q)] ?? '0'));
+        if (snapshot === null && tier !== undefined && options.snapshots !== undefined) {
+          // A load that failed may have written to the tier: the empty state gets a new one.
+          tier.close();
+          tier = newTier();
+        }
+        const state = snapshot?.state ?? new IndexPartition(q, options.plan, options.k, options.secondStage, routing, tier);
+        const orderFrom = snapshot?.orderNext ?? 0;
+        const indexFrom = snapshot?.indexOffset ?? 0;
+        const closeTier = tier;
+        held.set(q, {
+          state,
+          close: () => closeTier?.close(),
+          appliedNext: orderFrom,
+          readyAt,
+          entries: new Map(),
+          resume: new IndexLogResume(indexFrom),
+          restoredBelow: orderFrom,
+          requests: new WaitingRequests(needs),
+          sketches: new Map(),
+          applied: new Map(),
+          takenOn,
+          replayed: 0,
+          fromSnapshot: snapshot !== null,
+          answeredAgain: 0,
+        });
         if (readyAt === 0) caughtUpNow(q, held.get(q)!);
-        consumer.seek({ topic: topics.index, partition: q, offset: '0' });
+        consumer.seek({ topic: topics.index, partition: q, offset: String(indexFrom) });
       }
       // The order log again from its start: the new partitions apply it all, the others skip what they applied.
       orderQueue.length = 0;
@@ -532,6 +637,83 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     const paused = all.filter((q) => !keep.has(q));
     if (paused.length > 0) consumer.pause([{ topic: topics.index, partitions: paused }]);
     if (wanted.length > 0) consumer.resume([{ topic: topics.index, partitions: [...wanted] }]);
+  }
+
+  let lastSnapshot = Date.now();
+  const snapshotPath = (dir: string, q: number): string => joinPath(dir, `partition-${q}${PARTITION_SNAPSHOT_SUFFIX}`);
+
+  /**
+   * Partition q's local snapshot, if there is one that fits these logs, plan and build; its page
+   * store loads into `tier`. Null (logged) otherwise: the partition is then rebuilt from the logs.
+   */
+  async function loadSnapshot(q: number, tier: PageTier | undefined, orderEndNow: number, indexEnd: bigint): Promise<{ state: IndexPartition; orderNext: number; indexOffset: number } | null> {
+    const snapshots = options.snapshots;
+    if (snapshots === undefined) return null;
+    let loaded;
+    try {
+      loaded = await readPartitionSnapshot(snapshotPath(snapshots.dir, q), { plan: options.plan, k: options.k, secondStage: options.secondStage, routing, ...(tier === undefined ? {} : { tier }) });
+    } catch (error) {
+      metrics.errors.inc({ code: errorCode(error) });
+      logger.error('index partition snapshot unreadable; restoring the partition from its logs', { partition: q, error });
+      return null;
+    }
+    if (loaded === null) return null;
+    const { header } = loaded;
+    const reason =
+      header.fingerprintVersion !== snapshots.fingerprintVersion ? `another fingerprint definition (${header.fingerprintVersion})`
+      : header.k !== options.k || !samePlan(header.plan, options.plan) ? 'another k or table plan'
+      : JSON.stringify(header.secondStage) !== JSON.stringify(options.secondStage) ? 'another second stage'
+      : header.indexTopic !== topics.index || header.orderTopic !== topics.order ? 'other topics'
+      : header.partition !== q || header.indexPartitions !== options.indexPartitions ? 'another partition count'
+      : header.clusterId !== snapshots.clusterId ? 'another Kafka cluster'
+      : header.orderNext > orderEndNow || BigInt(header.indexOffset) > indexEnd ? 'logs that have since been recreated'
+      : null;
+    if (reason !== null) {
+      logger.warn(`index partition snapshot was made with ${reason}; restoring the partition from its logs`, { partition: q });
+      return null;
+    }
+    return { state: loaded.state, orderNext: header.orderNext, indexOffset: Number(header.indexOffset) };
+  }
+
+  /**
+   * Writes a snapshot of every held partition that has caught up: its state as of the order
+   * offset it applies next, and where its index log must be read again from. The group's
+   * committed offsets are read first, so that chunks decided since the partitions were taken on
+   * are not read again.
+   */
+  async function writeSnapshots(reason: string): Promise<void> {
+    const snapshots = options.snapshots;
+    if (snapshots === undefined) return;
+    const ready = [...held].filter(([, h]) => h.takenOn === null);
+    if (ready.length === 0) return;
+    const started = Date.now();
+    await mkdir(snapshots.dir, { recursive: true });
+    await readCommitted();
+    const committedOf = (p: number): bigint => committed.get(p) ?? 0n;
+    let bytes = 0;
+    for (const [q, h] of ready) {
+      const indexOffset = h.resume.resumeOffset(committedOf, [...h.entries.values()].map((e) => e.offset));
+      bytes += await writePartitionSnapshot(
+        snapshotPath(snapshots.dir, q),
+        {
+          createdAt: new Date().toISOString(),
+          clusterId: snapshots.clusterId,
+          indexTopic: topics.index,
+          orderTopic: topics.order,
+          partition: q,
+          indexPartitions: options.indexPartitions,
+          k: options.k,
+          plan: options.plan,
+          secondStage: options.secondStage,
+          fingerprintVersion: snapshots.fingerprintVersion,
+          orderNext: h.appliedNext,
+          indexOffset: String(indexOffset),
+        },
+        h.state,
+      );
+    }
+    metrics.snapshotAge.set(Date.now() / 1000);
+    logger.info('index partition snapshots written', { reason, partitions: ready.map(([q]) => q), bytes, seconds: (Date.now() - started) / 1000 });
   }
 
   let partitionCount: number | null = null;
@@ -554,7 +736,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     },
     traffic: () => ({ ...traffic }),
     get caughtUp() {
-      return started && [...held.values()].every((h) => h.appliedNext >= h.readyAt) && wanted.every((q) => held.has(q));
+      return started && [...held.values()].every((h) => h.takenOn === null) && wanted.every((q) => held.has(q));
     },
     async start() {
       await consumer.connect();
@@ -580,11 +762,17 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       stopped = true;
       await consumer.stop().catch(() => undefined);
       await consumer.disconnect().catch(() => undefined);
-      await admin?.disconnect().catch(() => undefined);
       await exclusive(async () => {
+        if (started) {
+          await writeSnapshots('shutdown').catch((error: unknown) => {
+            metrics.snapshotFailures.inc();
+            logger.error('index partition snapshots at shutdown failed; the next start replays more of the logs', { error });
+          });
+        }
         for (const h of held.values()) h.close();
         held.clear();
       });
+      await admin?.disconnect().catch(() => undefined);
     },
   };
 }

@@ -223,11 +223,11 @@ test('routed, two instances: verdicts equal one index over the decision order', 
 });
 
 /** The 'index partition restored from its logs' lines of an instance's log. */
-function restoredPartitions(logs: string): { partition: number; seconds: number; recordedWithoutProbe: number }[] {
+function restoredPartitions(logs: string): { partition: number; seconds: number; fromSnapshot: boolean; recordedWithoutProbe: number }[] {
   return logs
     .split('\n')
     .filter((line) => line.includes('index partition restored from its logs'))
-    .map((line) => JSON.parse(line) as { partition: number; seconds: number; recordedWithoutProbe: number });
+    .map((line) => JSON.parse(line) as { partition: number; seconds: number; fromSnapshot: boolean; recordedWithoutProbe: number });
 }
 
 /**
@@ -307,4 +307,78 @@ test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict 
 
 test('routed with warm standbys: the survivor of a SIGKILL takes its index partitions over without replaying them, and the verdicts are the same', { timeout: 900_000 }, async () => {
   await killAndRestart('rts', true);
+});
+
+/**
+ * Snapshots: two instances writing snapshots every second. One stops gracefully (a snapshot of
+ * each partition it holds at the stop) and starts again from them; then the other is SIGKILLed
+ * mid-stream and starts again at once, from its last interval snapshots, while pages still
+ * come. Every verdict still equals one index over the decision order, and exact copies of
+ * earlier pages are duplicates.
+ */
+test('routed snapshots: a graceful restart and a SIGKILL restart each restore index partitions from snapshots plus the logs after them, and the verdicts equal one index', { timeout: 900_000 }, async () => {
+  const infra = requireInfra();
+  const run = uniqueName('rtsn');
+  const topics = routedTopics(run);
+  const kafka = testKafka(infra);
+  const admin = kafka.admin();
+  await admin.connect();
+  await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: PARTITIONS, maxMessageBytes: 9 * 1024 * 1024 }]);
+  await admin.disconnect();
+  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-'));
+  const env = { ...routedEnv(infra, run, topics), DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' };
+  const { pages, sends } = makeStream(53, 1200, 150);
+  const copies = pages.slice(0, 30).map((p) => ({ ...p, id: `copy-${p.id}` }));
+  const all = [...sends, ...copies];
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const started: PipelineProcess[] = [];
+  const start = async (instance: string) => {
+    const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
+    started.push(p);
+    return p;
+  };
+  const outputs = [topics.DEDUP_NOVEL_TOPIC, topics.DEDUP_DUPLICATE_TOPIC, topics.DEDUP_DEAD_LETTER_TOPIC];
+  const json = (p: Page) => Buffer.from(JSON.stringify(p));
+  const send = async (list: Page[]) => {
+    for (let i = 0; i < list.length; i += 50) await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: list.slice(i, i + 50).map((p) => ({ key: p.id, value: json(p) })) });
+  };
+  const fromSnapshots = (p: PipelineProcess) => restoredPartitions(p.logs()).filter((r) => r.fromSnapshot);
+  try {
+    const a = await start('dedup-a');
+    const b = await start('dedup-b');
+    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+    await producer.connect();
+    const third = Math.floor(sends.length / 3);
+    await send(sends.slice(0, third));
+    await readCommitted(infra, outputs, (r) => r.length >= third, { timeoutMs: 200_000, settleMs: 0 });
+    // A graceful stop writes a snapshot of every partition it holds.
+    b.child.kill('SIGTERM');
+    assert.equal(await b.exited, 0, b.logs().slice(-3000));
+    assert.match(b.logs(), /index partition snapshots written.*"reason":"shutdown"/);
+    const b2 = await start('dedup-b');
+    await b2.waitReady(180_000);
+    assert.ok(fromSnapshots(b2).length > 0, `the gracefully restarted instance restores from its snapshots: ${JSON.stringify(restoredPartitions(b2.logs()))}`);
+    // Then a crash mid-stream: the last interval snapshots hold chunks not committed yet.
+    await send(sends.slice(third, 2 * third));
+    await waitFor('an interval snapshot of the instance to be killed', () => (/index partition snapshots written.*"reason":"interval"/.test(a.logs()) ? true : undefined), 60_000);
+    await readCommitted(infra, outputs, (r) => r.length >= third + third / 4, { timeoutMs: 200_000, settleMs: 0 });
+    a.child.kill('SIGKILL');
+    assert.equal(await a.exited, 'SIGKILL');
+    // Back before the group notices: chunks the survivor owns wait for the killed instance's partitions.
+    const a2 = await start('dedup-a');
+    await send(sends.slice(2 * third));
+    await a2.waitReady(180_000);
+    assert.ok(fromSnapshots(a2).length > 0, `the instance restarted after a SIGKILL restores from its interval snapshots: ${JSON.stringify(restoredPartitions(a2.logs()))}`);
+    await send(copies);
+    const { out } = await checkAgainstOracle(infra, topics, env, all, () => started);
+    const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
+    assert.deepEqual(copies.filter((c) => !duplicates.has(c.id)).map((c) => c.id), [], 'exact copies of pages decided before the restarts are duplicates');
+    for (const p of [a2, b2]) p.child.kill('SIGTERM');
+    for (const p of [a2, b2]) assert.equal(await p.exited, 0, p.logs().slice(-3000));
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+    for (const p of started) p.child.kill('SIGKILL');
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
 });

@@ -8,6 +8,7 @@ import type { Registry } from 'prom-client';
 import type { DedupConfig } from '../../config.js';
 import { describePlan } from '../../index/index.js';
 import { planFromConfig, secondStageFromConfig } from '../../dedup/create-decider.js';
+import { clusterId } from '../../kafka/admin.js';
 import { createLogAppender } from '../../kafka/log-appender.js';
 import { addTraffic, createRoutedHolder, routedTrafficCounts, type RoutedHolder } from '../../kafka/routed-holder.js';
 import { createRoutedOwner, type RoutedOwner } from '../../kafka/routed-owner.js';
@@ -39,7 +40,8 @@ export async function startRouted(config: DedupConfig, logger: Logger, registry:
   closers.push('log appender', () => appender.disconnect());
   const topics = { pages: config.pagesTopic, index: config.indexTopic, order: config.orderTopic, replies: config.repliesTopic, ids: config.idsTopic };
   const secondStage = secondStageFromConfig(config);
-  holder = createRoutedHolder({ kafka, topics, groupId: config.groupId, instanceId: config.instanceId, plan, indexPartitions: config.indexPartitions, k: config.k, secondStage, appender, tierDir: joinPath(config.stateDir, 'routed-tier'), metrics, logger, onFatal: (error) => fail(error) });
+  const snapshots = { dir: joinPath(config.stateDir, 'routed-snapshots'), intervalSeconds: config.snapshotIntervalSeconds, clusterId: await clusterId(kafka), fingerprintVersion: common.fingerprintVersion };
+  holder = createRoutedHolder({ kafka, topics, groupId: config.groupId, instanceId: config.instanceId, plan, indexPartitions: config.indexPartitions, k: config.k, secondStage, appender, tierDir: joinPath(config.stateDir, 'routed-tier'), snapshots, metrics, logger, onFatal: (error) => fail(error) });
   await holder.start();
   closers.push('index holder', () => holder!.stop());
   const processor = batchProcessor(config, common, null);

@@ -24,7 +24,7 @@ test('the resume offset is at or before every record of an uncommitted chunk and
       // Records about no chunk (skipped ones) move the next offset only.
       for (let i = 0; i < skipped; i++) resume.read(i);
       const records = log.map((r, i) => ({ ...r, offset: skipped + i }));
-      for (const r of records) resume.seen({ inputPartition: r.inputPartition, firstOffset: BigInt(r.chunk * 10), attempt: 0 }, r.offset);
+      for (const r of records) resume.seen({ inputPartition: r.inputPartition, firstOffset: BigInt(r.chunk * 10) }, r.offset);
       const committed = (p: number): bigint => BigInt(committedChunks[p]! * 10);
       const unapplied = records.filter((r) => r.entries && r.offset >= Math.floor(appliedShare * records.length)).map((r) => r.offset);
       const from = resume.resumeOffset(committed, unapplied);
@@ -46,7 +46,7 @@ test('chunks committed are forgotten: what is remembered follows the uncommitted
   let committedUpTo = 0n;
   for (let chunk = 0; chunk < 10_000; chunk++) {
     // Entries, then a confirmation and a request for more of the same chunk.
-    for (let k = 0; k < 3; k++) resume.seen({ inputPartition: 0, firstOffset: BigInt(chunk * 20), attempt: 0 }, chunk * 3 + k);
+    for (let k = 0; k < 3; k++) resume.seen({ inputPartition: 0, firstOffset: BigInt(chunk * 20) }, chunk * 3 + k);
     if (chunk % 100 === 99) {
       committedUpTo = BigInt((chunk - 4) * 20);
       resume.prune(() => committedUpTo);
