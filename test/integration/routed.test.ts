@@ -231,53 +231,93 @@ function restoredPartitions(logs: string): { partition: number; seconds: number;
 }
 
 /**
- * Two instances, one SIGKILLed mid-stream: the survivor decides the rest alone, then the
- * killed one restarts under its instance id and takes its partitions back. With standbys the
- * survivor already holds a warm copy of every index partition: it replays none.
+ * A restart scenario's stage: fresh topics, a stream with exact copies of its first pages under
+ * new ids (sent last), instances started by id with a state directory each, and the clean-up.
  */
-async function killAndRestart(name: string, standby: boolean): Promise<void> {
+async function restartStage(name: string, seed: number, extraTopics: Record<string, string>, extraEnv: Record<string, string>, scenario: (stage: RestartStage) => Promise<void>): Promise<void> {
   const infra = requireInfra();
   const run = uniqueName(name);
-  const topics = { ...routedTopics(run), ...(standby ? { DEDUP_STANDBY_TOPIC: `${run}.standby` } : {}) };
+  const topics = { ...routedTopics(run), ...Object.fromEntries(Object.entries(extraTopics).map(([k, suffix]) => [k, `${run}.${suffix}`])) };
   const kafka = testKafka(infra);
   const admin = kafka.admin();
   await admin.connect();
   await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: PARTITIONS, maxMessageBytes: 9 * 1024 * 1024 }]);
   await admin.disconnect();
   const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-'));
-  const env = { ...routedEnv(infra, run, topics), ...(standby ? { DEDUP_STANDBY_REPLICAS: '1' } : {}) };
-  const { pages, sends } = makeStream(47, 1200, 150);
-  // Exact copies, under new ids, of pages decided before the crash: sent after the restart.
+  const env = { ...routedEnv(infra, run, topics), ...extraEnv };
+  const { pages, sends } = makeStream(seed, 1200, 150);
+  // Exact copies, under new ids, of pages decided before the restarts: sent after them.
   const copies = pages.slice(0, 30).map((p) => ({ ...p, id: `copy-${p.id}` }));
-  const all = [...sends, ...copies];
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   const started: PipelineProcess[] = [];
-  const start = async (instance: string) => {
-    const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
-    started.push(p);
-    return p;
-  };
-  const outputs = [topics.DEDUP_NOVEL_TOPIC, topics.DEDUP_DUPLICATE_TOPIC, topics.DEDUP_DEAD_LETTER_TOPIC];
   const json = (p: Page) => Buffer.from(JSON.stringify(p));
-  const send = async (list: Page[]) => {
-    for (let i = 0; i < list.length; i += 50) await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: list.slice(i, i + 50).map((p) => ({ key: p.id, value: json(p) })) });
+  const send = async (list: Page[]): Promise<void> => {
+    for (let i = 0; i < list.length; i += 50) await producer.send({ topic: topics.DEDUP_PAGES_TOPIC!, acks: -1, messages: list.slice(i, i + 50).map((p) => ({ key: p.id, value: json(p) })) });
   };
   try {
+    await producer.connect();
+    await scenario({
+      sends,
+      start: async (instance) => {
+        const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
+        started.push(p);
+        return p;
+      },
+      send,
+      waitOutputs: (count, what) =>
+        readCommitted(infra, [topics.DEDUP_NOVEL_TOPIC!, topics.DEDUP_DUPLICATE_TOPIC!, topics.DEDUP_DEAD_LETTER_TOPIC!], (r) => r.length >= count, { timeoutMs: 400_000, settleMs: 0 }).then(
+          () => undefined,
+          (error: Error) => {
+            throw new Error(`${what}: ${error.message}\n--- pipelines ---\n${started.map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
+          },
+        ),
+      finish: async (running) => {
+        await send(copies);
+        const { out } = await checkAgainstOracle(infra, topics, env, [...sends, ...copies], () => started);
+        const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
+        assert.deepEqual(copies.filter((c) => !duplicates.has(c.id)).map((c) => c.id), [], 'exact copies of pages decided before the restarts are duplicates');
+        for (const p of running) p.child.kill('SIGTERM');
+        for (const p of running) assert.equal(await p.exited, 0, p.logs().slice(-3000));
+      },
+    });
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+    for (const p of started) p.child.kill('SIGKILL');
+    await deleteTopics(kafka, Object.values(topics));
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+interface RestartStage {
+  /** The stream, copies apart. */
+  readonly sends: Page[];
+  start(instance: string): Promise<PipelineProcess>;
+  send(list: Page[]): Promise<void>;
+  /** Waits until the outputs hold `count` records. */
+  waitOutputs(count: number, what: string): Promise<void>;
+  /** Sends the copies, checks every verdict against one index and the copies as duplicates, and stops `running` gracefully. */
+  finish(running: PipelineProcess[]): Promise<void>;
+}
+
+/**
+ * Two instances, one SIGKILLed mid-stream: the survivor decides the rest alone, then the
+ * killed one restarts under its instance id and takes its partitions back. With standbys the
+ * survivor already holds a warm copy of every index partition: it replays none.
+ */
+async function killAndRestart(name: string, standby: boolean): Promise<void> {
+  await restartStage(name, 47, standby ? { DEDUP_STANDBY_TOPIC: 'standby' } : {}, standby ? { DEDUP_STANDBY_REPLICAS: '1' } : {}, async ({ sends, start, send, waitOutputs, finish }) => {
     const a = await start('dedup-a');
     const b = await start('dedup-b');
     await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
-    await producer.connect();
     const half = Math.floor(sends.length / 2);
     await send(sends.slice(0, half));
     // Crash one while the first half is being decided.
-    await readCommitted(infra, outputs, (r) => r.length >= half / 3, { timeoutMs: 120_000, settleMs: 0 });
+    await waitOutputs(half / 3, 'the first verdicts');
     b.child.kill('SIGKILL');
     assert.equal(await b.exited, 'SIGKILL');
     await send(sends.slice(half));
     // The survivor decides the rest alone.
-    await readCommitted(infra, outputs, (r) => r.length >= sends.length, { timeoutMs: 400_000, settleMs: 0 }).catch((error: Error) => {
-      throw new Error(`${error.message}\n--- pipelines ---\n${started.map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
-    });
+    await waitOutputs(sends.length, 'the survivor deciding the rest');
     const replays = (a.logs().match(/index partitions taken on/g) ?? []).length;
     if (standby) assert.equal(replays, 1, 'with standbys, the survivor replays no index partition after the kill: it held a warm copy of each');
     else assert.ok(replays >= 2, 'without standbys, the survivor replays the dead instance\u2019s index partitions');
@@ -287,18 +327,8 @@ async function killAndRestart(name: string, standby: boolean): Promise<void> {
     const restored = restoredPartitions(b2.logs());
     assert.ok(restored.length > 0, 'the restarted instance restores index partitions from their logs');
     assert.ok(restored.some((r) => r.recordedWithoutProbe > 0), `the restore records committed chunks without probing them: ${JSON.stringify(restored)}`);
-    await send(copies);
-    const { out } = await checkAgainstOracle(infra, topics, env, all, () => started);
-    const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
-    assert.deepEqual(copies.filter((c) => !duplicates.has(c.id)).map((c) => c.id), [], 'exact copies of pages decided before the crash are duplicates');
-    for (const p of [a, b2]) p.child.kill('SIGTERM');
-    for (const p of [a, b2]) assert.equal(await p.exited, 0, p.logs().slice(-3000));
-  } finally {
-    await producer.disconnect().catch(() => undefined);
-    for (const p of started) p.child.kill('SIGKILL');
-    await deleteTopics(kafka, Object.values(topics));
-    await rm(stateDir, { recursive: true, force: true });
-  }
+    await finish([a, b2]);
+  });
 }
 
 test('routed, two instances, one SIGKILLed mid-stream and restarted: no verdict lost or doubled, verdicts equal one index, and later exact copies are duplicates', { timeout: 900_000 }, async () => {
@@ -317,40 +347,14 @@ test('routed with warm standbys: the survivor of a SIGKILL takes its index parti
  * earlier pages are duplicates.
  */
 test('routed snapshots: a graceful restart and a SIGKILL restart each restore index partitions from snapshots plus the logs after them, and the verdicts equal one index', { timeout: 900_000 }, async () => {
-  const infra = requireInfra();
-  const run = uniqueName('rtsn');
-  const topics = routedTopics(run);
-  const kafka = testKafka(infra);
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic: topics.DEDUP_PAGES_TOPIC, partitions: PARTITIONS, maxMessageBytes: 9 * 1024 * 1024 }]);
-  await admin.disconnect();
-  const stateDir = await mkdtemp(join(tmpdir(), 'dedup-routed-'));
-  const env = { ...routedEnv(infra, run, topics), DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' };
-  const { pages, sends } = makeStream(53, 1200, 150);
-  const copies = pages.slice(0, 30).map((p) => ({ ...p, id: `copy-${p.id}` }));
-  const all = [...sends, ...copies];
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  const started: PipelineProcess[] = [];
-  const start = async (instance: string) => {
-    const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
-    started.push(p);
-    return p;
-  };
-  const outputs = [topics.DEDUP_NOVEL_TOPIC, topics.DEDUP_DUPLICATE_TOPIC, topics.DEDUP_DEAD_LETTER_TOPIC];
-  const json = (p: Page) => Buffer.from(JSON.stringify(p));
-  const send = async (list: Page[]) => {
-    for (let i = 0; i < list.length; i += 50) await producer.send({ topic: topics.DEDUP_PAGES_TOPIC, acks: -1, messages: list.slice(i, i + 50).map((p) => ({ key: p.id, value: json(p) })) });
-  };
-  const fromSnapshots = (p: PipelineProcess) => restoredPartitions(p.logs()).filter((r) => r.fromSnapshot);
-  try {
+  await restartStage('rtsn', 53, {}, { DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' }, async ({ sends, start, send, waitOutputs, finish }) => {
+    const fromSnapshots = (p: PipelineProcess) => restoredPartitions(p.logs()).filter((r) => r.fromSnapshot);
     const a = await start('dedup-a');
     const b = await start('dedup-b');
     await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
-    await producer.connect();
     const third = Math.floor(sends.length / 3);
     await send(sends.slice(0, third));
-    await readCommitted(infra, outputs, (r) => r.length >= third, { timeoutMs: 200_000, settleMs: 0 });
+    await waitOutputs(third, 'the first third');
     // A graceful stop writes a snapshot of every partition it holds.
     b.child.kill('SIGTERM');
     assert.equal(await b.exited, 0, b.logs().slice(-3000));
@@ -358,10 +362,10 @@ test('routed snapshots: a graceful restart and a SIGKILL restart each restore in
     const b2 = await start('dedup-b');
     await b2.waitReady(180_000);
     assert.ok(fromSnapshots(b2).length > 0, `the gracefully restarted instance restores from its snapshots: ${JSON.stringify(restoredPartitions(b2.logs()))}`);
-    // Then a crash mid-stream: the last interval snapshots hold chunks not committed yet.
+    // Then a crash mid-stream, after an interval snapshot.
     await send(sends.slice(third, 2 * third));
     await waitFor('an interval snapshot of the instance to be killed', () => (/index partition snapshots written.*"reason":"interval"/.test(a.logs()) ? true : undefined), 60_000);
-    await readCommitted(infra, outputs, (r) => r.length >= third + third / 4, { timeoutMs: 200_000, settleMs: 0 });
+    await waitOutputs(third + third / 4, 'verdicts of the second third');
     a.child.kill('SIGKILL');
     assert.equal(await a.exited, 'SIGKILL');
     // Back before the group notices: chunks the survivor owns wait for the killed instance's partitions.
@@ -369,16 +373,6 @@ test('routed snapshots: a graceful restart and a SIGKILL restart each restore in
     await send(sends.slice(2 * third));
     await a2.waitReady(180_000);
     assert.ok(fromSnapshots(a2).length > 0, `the instance restarted after a SIGKILL restores from its interval snapshots: ${JSON.stringify(restoredPartitions(a2.logs()))}`);
-    await send(copies);
-    const { out } = await checkAgainstOracle(infra, topics, env, all, () => started);
-    const duplicates = new Set(out.filter((r) => r.topic === topics.DEDUP_DUPLICATE_TOPIC).map((r) => r.key));
-    assert.deepEqual(copies.filter((c) => !duplicates.has(c.id)).map((c) => c.id), [], 'exact copies of pages decided before the restarts are duplicates');
-    for (const p of [a2, b2]) p.child.kill('SIGTERM');
-    for (const p of [a2, b2]) assert.equal(await p.exited, 0, p.logs().slice(-3000));
-  } finally {
-    await producer.disconnect().catch(() => undefined);
-    for (const p of started) p.child.kill('SIGKILL');
-    await deleteTopics(kafka, Object.values(topics));
-    await rm(stateDir, { recursive: true, force: true });
-  }
+    await finish([a2, b2]);
+  });
 });
