@@ -33,8 +33,9 @@
  * order log from its start either way: it is one small record a chunk, and
  * it gives each chunk's global sequences.
  *
- * Snapshots are written every `intervalSeconds` between order records, and at
- * a graceful stop, one file per held partition. They are a shortcut into the
+ * Snapshots are written between order records, one file per held partition:
+ * each partition about every `intervalSeconds`, one partition at a time (the
+ * one written longest ago), and all of them at a graceful stop. They are a shortcut into the
  * two logs, which stay the state: a lost or stale snapshot costs a longer
  * replay, never a verdict.
  *
@@ -240,6 +241,8 @@ interface Held {
   fromSnapshot: boolean;
   /** Chunks the snapshot held that it answered again (not committed when it was taken on). */
   answeredAgain: number;
+  /** When its last snapshot was written, or when it was taken on (Date.now()). */
+  snapshotAt: number;
 }
 
 type Request = { kind: 'more'; record: MoreRecord } | { kind: 'confirm'; record: ConfirmRecord };
@@ -558,10 +561,13 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       for (const [q, h] of held) answerRequests(q, h, out);
       if (out.length > 0) send(out);
       const every = options.snapshots?.intervalSeconds ?? 0;
-      if (every > 0 && Date.now() - lastSnapshot >= every * 1000) {
-        lastSnapshot = Date.now();
+      // One partition at a time, the one written longest ago: the holder applies nothing while it
+      // writes, so the chunks waiting for it wait for one partition's file, not all of them.
+      const due = every > 0 ? oldestSnapshot() : null;
+      if (due !== null && Date.now() - due.h.snapshotAt >= every * 1000) {
+        due.h.snapshotAt = Date.now();
         // A failed snapshot costs a longer restore later, never applying now.
-        await writeSnapshots('interval').catch((error: unknown) => {
+        await writeSnapshots('interval', [due.q]).catch((error: unknown) => {
           metrics.snapshotFailures.inc();
           logger.error('index partition snapshots failed; applying goes on', { error });
         });
@@ -620,6 +626,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           replayed: 0,
           fromSnapshot: snapshot !== null,
           answeredAgain: 0,
+          snapshotAt: Date.now(),
         });
         if (readyAt === 0) caughtUpNow(q, held.get(q)!);
         consumer.seek({ topic: topics.index, partition: q, offset: String(indexFrom) });
@@ -639,7 +646,12 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     if (wanted.length > 0) consumer.resume([{ topic: topics.index, partitions: [...wanted] }]);
   }
 
-  let lastSnapshot = Date.now();
+  /** The caught-up held partition whose snapshot was written longest ago (or taken on longest ago), if any. */
+  const oldestSnapshot = (): { q: number; h: Held } | null => {
+    let oldest: { q: number; h: Held } | null = null;
+    for (const [q, h] of held) if (h.takenOn === null && (oldest === null || h.snapshotAt < oldest.h.snapshotAt)) oldest = { q, h };
+    return oldest;
+  };
   const snapshotPath = (dir: string, q: number): string => joinPath(dir, `partition-${q}${PARTITION_SNAPSHOT_SUFFIX}`);
 
   /**
@@ -676,15 +688,15 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   }
 
   /**
-   * Writes a snapshot of every held partition that has caught up: its state as of the order
+   * Writes a snapshot of every held partition that has caught up (of `only`, if given): its state as of the order
    * offset it applies next, and where its index log must be read again from. The group's
    * committed offsets are read first, so that chunks decided since the partitions were taken on
    * are not read again.
    */
-  async function writeSnapshots(reason: string): Promise<void> {
+  async function writeSnapshots(reason: string, only?: readonly number[]): Promise<void> {
     const snapshots = options.snapshots;
     if (snapshots === undefined) return;
-    const ready = [...held].filter(([, h]) => h.takenOn === null);
+    const ready = [...held].filter(([q, h]) => h.takenOn === null && (only === undefined || only.includes(q)));
     if (ready.length === 0) return;
     const started = Date.now();
     await mkdir(snapshots.dir, { recursive: true });
