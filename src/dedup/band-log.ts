@@ -27,8 +27,8 @@
  * does not find, which are nearly all: so the records go to a blob of the
  * page tier (a scratch file in the service, read with pread, as the page
  * store's records are), appended in ref order at ref x RECORD_BYTES. A
- * candidate costs one read (load), into a scratch record that the accessors
- * of BandRecord read.
+ * candidate costs one read (load) at most: the records read last are kept
+ * in a small cache (CACHE_SLOTS), which BandRecord's accessors read.
  *
  * Record, RECORD_BYTES = 17, little-endian: u32 hi, u32 lo, the sketch tail
  * (bins MINHASH_BINS.. of a sketch: 8 bytes), u8 short flag (0 or 1).
@@ -75,25 +75,39 @@ function invalid(message: string): DedupError {
 const u32At = (b: Uint8Array, at: number): number => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
 
 /**
- * One page's record as BandLog.load read it. The log keeps one and loads into it: it holds the
- * last page loaded, until the next load.
+ * Records the log keeps of those it read last, by ref modulo CACHE_SLOTS (72 KiB a log). A probe
+ * reads the records of its key's newest pages, and every page of a cluster of near copies
+ * (templates, mirrors, re-crawls: what band candidates mostly are) probes for the same ones.
+ */
+const CACHE_BITS = 12;
+const CACHE_SLOTS = 1 << CACHE_BITS;
+const CACHE_MASK = CACHE_SLOTS - 1;
+
+/**
+ * One page's record as BandLog.load read it: a view of the log's record cache, valid until the
+ * next load. The log keeps one and points it at the record loaded.
  */
 export class BandRecord {
-  /** The record's bytes (layout above). */
-  readonly bytes = new Uint8Array(RECORD_BYTES);
+  /** The record's bytes (layout above) are bytes[at, at + RECORD_BYTES). */
+  readonly bytes: Uint8Array;
+  at = 0;
   /** The ref loaded (-1: none yet). */
   ref = -1;
 
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
+
   get hi(): number {
-    return u32At(this.bytes, 0);
+    return u32At(this.bytes, this.at);
   }
 
   get lo(): number {
-    return u32At(this.bytes, 4);
+    return u32At(this.bytes, this.at + 4);
   }
 
   get isShort(): boolean {
-    return this.bytes[SHORT_AT] === 1;
+    return this.bytes[this.at + SHORT_AT] === 1;
   }
 
   // The tail sits where bins MINHASH_BINS.. of a whole sketch would, so the sketch readers take
@@ -101,12 +115,12 @@ export class BandRecord {
 
   /** The size recorded in the page's sketch (feature-sketch.ts sketchSize). */
   get size(): number {
-    return sketchSize(this.bytes, TAIL_AT - MINHASH_BINS);
+    return sketchSize(this.bytes, this.at + TAIL_AT - MINHASH_BINS);
   }
 
   /** Whether the page's sketch and `sketch` (of `size`) have the same content numbers (numbersAgreeAt). */
   numbersAgree(sketch: Uint8Array, size: number): boolean {
-    return numbersAgreeAt(this.bytes, TAIL_AT - MINHASH_BINS, sketch, size);
+    return numbersAgreeAt(this.bytes, this.at + TAIL_AT - MINHASH_BINS, sketch, size);
   }
 }
 
@@ -119,9 +133,12 @@ export class BandLog {
   private readonly highs: number[] = [0];
   /** The pages' records, at ref x RECORD_BYTES. */
   private readonly records: RunBlob;
-  /** The record add writes, and the one load reads into. */
-  private readonly writing = new Uint8Array(RECORD_BYTES);
-  private readonly loaded = new BandRecord();
+  /** The record add writes, and the one load reads into before it goes to the cache. */
+  private readonly scratch = new Uint8Array(RECORD_BYTES);
+  /** Records read (CACHE_SLOTS, slot = ref's low bits) and the ref in each slot (-1: none; refs are below 2^31). */
+  private readonly cache = new Uint8Array(CACHE_SLOTS * RECORD_BYTES);
+  private readonly cachedRefs = new Int32Array(CACHE_SLOTS).fill(-1);
+  private readonly loaded = new BandRecord(this.cache);
   private length = 0;
 
   /**
@@ -232,7 +249,7 @@ export class BandLog {
 
   /** Bytes of RAM held: the sequences, the keys' RAM part, and the blobs when they are in memory. */
   get byteLength(): number {
-    let bytes = this.lows.length * CHUNK * 4 + this.highs.length * 16 + RECORD_BYTES * 2 + this.bands.byteLength;
+    let bytes = this.lows.length * CHUNK * 4 + this.highs.length * 16 + RECORD_BYTES + this.cache.byteLength + this.cachedRefs.byteLength + this.bands.byteLength;
     if (this.records instanceof MemoryBlobStore) bytes += this.records.heldBytes + this.bands.bytesOnDisk;
     return bytes;
   }
@@ -256,7 +273,7 @@ export class BandLog {
       this.highs.push(high);
     }
     this.lows[c]![ref & CHUNK_MASK] = sequence - high * TWO_32;
-    const record = this.writing;
+    const record = this.scratch;
     for (let i = 0; i < 4; i++) {
       record[i] = hi >>> (8 * i);
       record[4 + i] = lo >>> (8 * i);
@@ -296,13 +313,22 @@ export class BandLog {
   }
 
   /**
-   * Reads ref's record (one read of the blob) into the log's BandRecord and returns it: valid
-   * until the next load.
+   * Ref's record, as the log's BandRecord (valid until the next load): one read of the blob,
+   * none when the record cache holds it.
    */
   load(ref: number): BandRecord {
     if (!(ref >= 0 && ref < this.length)) throw new RangeError(`band log: ref ${ref} is not held (0..${this.length})`);
+    const slot = ref & CACHE_MASK;
+    const at = slot * RECORD_BYTES;
+    if (this.cachedRefs[slot] !== ref) {
+      const read = this.scratch;
+      this.records.read(ref * RECORD_BYTES, read);
+      const cache = this.cache;
+      for (let i = 0; i < RECORD_BYTES; i++) cache[at + i] = read[i]!;
+      this.cachedRefs[slot] = ref;
+    }
     const record = this.loaded;
-    this.records.read(ref * RECORD_BYTES, record.bytes);
+    record.at = at;
     record.ref = ref;
     return record;
   }
