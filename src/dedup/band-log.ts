@@ -28,7 +28,7 @@
  * page tier (a scratch file in the service, read with pread, as the page
  * store's records are), appended in ref order at ref x RECORD_BYTES. A
  * candidate costs one read (load) at most: the records read last are kept
- * in a small cache (CACHE_SLOTS), which BandRecord's accessors read.
+ * in a small cache (MAX_CACHE_SLOTS), which BandRecord's accessors read.
  *
  * Record, RECORD_BYTES = 17, little-endian: u32 hi, u32 lo, the sketch tail
  * (bins MINHASH_BINS.. of a sketch: 8 bytes), u8 short flag (0 or 1).
@@ -75,28 +75,26 @@ function invalid(message: string): DedupError {
 const u32At = (b: Uint8Array, at: number): number => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
 
 /**
- * Records the log keeps of those it read last, by ref modulo CACHE_SLOTS (72 KiB a log). A probe
- * reads the records of its key's newest pages, and every page of a cluster of near copies
- * (templates, mirrors, re-crawls: what band candidates mostly are) probes for the same ones.
+ * The record cache: of the records read, the last one per slot (slot = ref modulo the slots). A
+ * probe reads the records of its keys' newest pages, and every page of a cluster of near copies
+ * (templates, mirrors, re-crawls: what band candidates mostly are) probes for the same ones. A
+ * slot per CACHE_PAGES_PER_SLOT pages held, so that a small log holds a small cache, up to
+ * MAX_CACHE_SLOTS (21 bytes a slot: 344 KiB a log).
  */
-const CACHE_BITS = 12;
-const CACHE_SLOTS = 1 << CACHE_BITS;
-const CACHE_MASK = CACHE_SLOTS - 1;
+const MIN_CACHE_SLOTS = 1 << 8;
+const MAX_CACHE_SLOTS = 1 << 14;
+const CACHE_PAGES_PER_SLOT = 4;
 
 /**
  * One page's record as BandLog.load read it: a view of the log's record cache, valid until the
- * next load. The log keeps one and points it at the record loaded.
+ * log's next load or add. The log keeps one and points it at the record loaded.
  */
 export class BandRecord {
   /** The record's bytes (layout above) are bytes[at, at + RECORD_BYTES). */
-  readonly bytes: Uint8Array;
+  bytes: Uint8Array = new Uint8Array(0);
   at = 0;
   /** The ref loaded (-1: none yet). */
   ref = -1;
-
-  constructor(bytes: Uint8Array) {
-    this.bytes = bytes;
-  }
 
   get hi(): number {
     return u32At(this.bytes, this.at);
@@ -135,10 +133,12 @@ export class BandLog {
   private readonly records: RunBlob;
   /** The record add writes, and the one load reads into before it goes to the cache. */
   private readonly scratch = new Uint8Array(RECORD_BYTES);
-  /** Records read (CACHE_SLOTS, slot = ref's low bits) and the ref in each slot (-1: none; refs are below 2^31). */
-  private readonly cache = new Uint8Array(CACHE_SLOTS * RECORD_BYTES);
-  private readonly cachedRefs = new Int32Array(CACHE_SLOTS).fill(-1);
-  private readonly loaded = new BandRecord(this.cache);
+  /** The record cache (above): records by slot, and the ref in each slot (-1: none; refs are below 2^31). */
+  private cache = new Uint8Array(0);
+  private cachedRefs = new Int32Array(0);
+  private readonly loaded = new BandRecord();
+  /** The pages held at which the cache doubles (Infinity at its largest). */
+  private cacheGrowsAt = 0;
   private length = 0;
 
   /**
@@ -148,6 +148,23 @@ export class BandLog {
   constructor(bands: number | SketchBands, blobs?: () => RunBlob) {
     this.bands = typeof bands === 'number' ? new SketchBands(bands, blobs === undefined ? {} : { blobs }) : bands;
     this.records = blobs === undefined ? memoryRunBlob() : blobs();
+    this.sizeCache(MIN_CACHE_SLOTS);
+  }
+
+  /** A new, empty record cache of `slots` (a power of two); what the old one held is read again. */
+  private sizeCache(slots: number): void {
+    this.cache = new Uint8Array(slots * RECORD_BYTES);
+    this.cachedRefs = new Int32Array(slots).fill(-1);
+    this.loaded.bytes = this.cache;
+    this.loaded.ref = -1;
+    this.cacheGrowsAt = slots < MAX_CACHE_SLOTS ? slots * CACHE_PAGES_PER_SLOT : Infinity;
+  }
+
+  /** The cache's slots for the pages held. */
+  private fitCache(): void {
+    let slots = this.cachedRefs.length;
+    while (slots < MAX_CACHE_SLOTS && slots * CACHE_PAGES_PER_SLOT <= this.length) slots *= 2;
+    if (slots !== this.cachedRefs.length) this.sizeCache(slots);
   }
 
   /** Bytes snapshotChunks() yields. */
@@ -240,6 +257,7 @@ export class BandLog {
       this.records.append(records);
       ref += n;
     }
+    this.fitCache();
   }
 
   /** Pages held. */
@@ -278,10 +296,11 @@ export class BandLog {
       record[i] = hi >>> (8 * i);
       record[4 + i] = lo >>> (8 * i);
     }
-    record.set(sketch.subarray(MINHASH_BINS, SKETCH_BINS), TAIL_AT);
+    for (let i = 0; i < TAIL; i++) record[TAIL_AT + i] = sketch[MINHASH_BINS + i]!;
     record[SHORT_AT] = short ? 1 : 0;
     this.records.append(record);
     this.length = ref + 1;
+    if (this.length === this.cacheGrowsAt) this.fitCache();
     this.bands.addKeys(ref, keys, count, 0);
   }
 
@@ -318,7 +337,7 @@ export class BandLog {
    */
   load(ref: number): BandRecord {
     if (!(ref >= 0 && ref < this.length)) throw new RangeError(`band log: ref ${ref} is not held (0..${this.length})`);
-    const slot = ref & CACHE_MASK;
+    const slot = ref & (this.cachedRefs.length - 1);
     const at = slot * RECORD_BYTES;
     if (this.cachedRefs[slot] !== ref) {
       const read = this.scratch;
