@@ -61,7 +61,7 @@ test('property: the band log gives back every page as added, and cuts a probe at
   }
 });
 
-test('a log whose first page is decided past 2^32 (two high words at ref 0) loads from its snapshot; a bad short flag is SNAPSHOT_INVALID', () => {
+test('a log whose first page is decided past 2^32 (two high words at ref 0) loads from its snapshot; a bad short flag or version 1 is SNAPSHOT_INVALID', () => {
   const rand = mulberry32Uint32(77);
   const log = new BandLog(7);
   const pages: Added[] = [];
@@ -80,6 +80,11 @@ test('a log whose first page is decided past 2^32 (two high words at ref 0) load
   const at = (5 + 2 * 2) * 4 + log.bands.snapshotByteLength + 5_000 * 4 + RECORD_BYTES - 1;
   assert.equal(bytes[at], 1);
   bytes[at] = 2;
+  assert.throws(() => BandLog.readFrom(bufferSource(bytes), 7), (e: unknown) => e instanceof DedupError && e.code === 'SNAPSHOT_INVALID');
+  // A band part of version 1 (per-chunk columns) is refused, not read as records.
+  bytes[at] = 1;
+  assert.equal(bytes[4], 2);
+  bytes[4] = 1;
   assert.throws(() => BandLog.readFrom(bufferSource(bytes), 7), (e: unknown) => e instanceof DedupError && e.code === 'SNAPSHOT_INVALID');
 });
 

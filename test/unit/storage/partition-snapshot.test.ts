@@ -190,6 +190,18 @@ async function smallSnapshot(dir: string): Promise<{ path: string; routing: Inde
   return { path, routing, good: readFileSync(path) };
 }
 
+test('a file of version 1 (the band log\'s records as RAM columns then) is SNAPSHOT_INVALID, not read as version 2', async () => {
+  const dir = mkdtempSync(join(scratch, 'version-'));
+  const { path, routing, good } = await smallSnapshot(dir);
+  assert.equal(good.readUInt32LE(4), 2);
+  const old = Buffer.from(good);
+  old.writeUInt32LE(1, 4);
+  writeFileSync(path, old);
+  await assert.rejects(readPartitionSnapshot(path, { plan: PLAN, k: 3, secondStage: STAGE, routing }), isSnapshotInvalid);
+  writeFileSync(path, good);
+  assert.ok(await readPartitionSnapshot(path, { plan: PLAN, k: 3, secondStage: STAGE, routing }));
+});
+
 test('property: truncations and single-byte corruptions of a real partition snapshot (all of prefix, header and part borders, a seeded sample of the rest) are SNAPSHOT_INVALID', async () => {
   const dir = mkdtempSync(join(scratch, 'damage-'));
   const { path, routing, good } = await smallSnapshot(dir);
