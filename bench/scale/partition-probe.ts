@@ -20,8 +20,8 @@
  * Writes bench/results/partition-probe.json (a run of the same N and tier is
  * replaced): per N, microseconds per entry (probe then record; table and
  * band entries apart, and quantiles), the partition's bytes per entry in RAM
- * (its arrays, and the tier's when it is in memory) and on disk, and the
- * process's RSS growth.
+ * (its arrays, and the tier's when it is in memory; the band log's part
+ * apart, per band entry) and on disk, and the process's RSS growth.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -104,10 +104,10 @@ for (const size of SIZES) {
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const sorted = times.slice().sort();
-  // The page store's byteLength counts a memory tier's blobs; the band runs' blobs are counted here.
-  const bandRuns = partition.bands?.bands.bytesOnDisk ?? 0;
-  const ram = partition.index.byteLength + partition.store.byteLength + (partition.bands?.byteLength ?? 0) + (scratch === null ? bandRuns : 0);
-  const disk = scratch === null ? 0 : partition.store.tierByteLength + bandRuns;
+  // The page store's and the band log's byteLength count a memory tier's blobs.
+  const bandLogRam = partition.bands?.byteLength ?? 0;
+  const ram = partition.index.byteLength + partition.store.byteLength + bandLogRam;
+  const disk = scratch === null ? 0 : partition.store.tierByteLength + (partition.bands?.bytesOnDisk ?? 0);
   const run = {
     entriesHeld: size,
     tier: TIER,
@@ -121,7 +121,9 @@ for (const size of SIZES) {
     entriesWithAnswers: found / TIMED,
     /** The partition's arrays, and its tier's blobs when they are in memory. */
     ramBytesPerEntry: Number((ram / (size + TIMED)).toFixed(1)),
-    /** The tier's files: records, ids, sketches and band runs. */
+    /** The band log's part of it, per page it holds (its sequences, its keys' RAM part; its records too in a memory tier). */
+    bandLogRamBytesPerBandEntry: Number((bandLogRam / (partition.bands?.size ?? 1)).toFixed(1)),
+    /** The tier's files: records, ids, sketches, the band log's records and its runs. */
     diskBytesPerEntry: Number((disk / (size + TIMED)).toFixed(1)),
     rssBytesPerEntry: Number(((rssFilled - rss0) / size).toFixed(1)),
     fillSeconds: Number(fillSeconds.toFixed(1)),

@@ -110,7 +110,7 @@ async function round(run: number): Promise<Record<Step, Timing>> {
     const bandsBytes = concatChunks(partition.bands!.snapshotChunks(4 << 20));
     const bandTier = filePageTier(join(dir, 'tier-c'));
     const bandsAsWritten = timed(() => {
-      BandLog.readFrom(bufferSource(bandsBytes), STAGE.bands!, bandTier.runs).bands.dispose();
+      BandLog.readFrom(bufferSource(bandsBytes), STAGE.bands!, bandTier.runs).dispose();
     }) as Timing;
     const keys = new Uint32Array(1);
     const bandsByAddKeys = timed(() => {

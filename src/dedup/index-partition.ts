@@ -15,8 +15,9 @@
  * table masks); a probe reads the tables that routed the probing page here,
  * and finds a pair through a table both were routed by, which is where
  * routing.ts says every pair within the radius meets. Band keys are held apart,
- * in a band log of their own (fingerprint, sequence, flags and the sketch's
- * 8-byte tail per page, about 17 bytes, plus the key entries): most of a
+ * in a band log of their own (per page its sequence in RAM, and a 17-byte
+ * record in the tier: fingerprint, short flag and the sketch's 8-byte tail,
+ * read only for a band candidate; plus the key entries): most of a
  * page's partitions hold it for one band key alone, and such a page needs no
  * id, no table entries and no page-store record, since a band candidate
  * beyond the radius is always named by sequence and confirmed at its home. A
@@ -431,14 +432,16 @@ export class IndexPartition {
       // round two when the tails say their numbers agree, as above.
       const n = bands.candidates(page.bandKeys, page.bandKeys.length, asOf);
       const found = bands.bands.found;
+      // A candidate's record is one read of the tier (BandLog.load); its sequence is in RAM.
       for (let i = 0; i < n; i++) {
         const ref = found[i]!;
-        const hi = bands.hi(ref);
-        const lo = bands.lo(ref);
+        const record = bands.load(ref);
+        const hi = record.hi;
+        const lo = record.lo;
         const distance = hammingDistance(hi, lo, page.hi, page.lo);
         if (distance <= this.radius) continue;
-        if ((page.short || bands.isShort(ref)) && (!check.known || check.size < MIN_CONFIRMING_SIZE || bands.sizeOf(ref) < MIN_CONFIRMING_SIZE)) continue;
-        if (bands.numbersAgree(ref, check.sketch, check.size)) unsettled.push(this.unsettled(distance, bands.sequenceOf(ref), hi, lo));
+        if ((page.short || record.isShort) && (!check.known || check.size < MIN_CONFIRMING_SIZE || record.size < MIN_CONFIRMING_SIZE)) continue;
+        if (record.numbersAgree(check.sketch, check.size)) unsettled.push(this.unsettled(distance, bands.sequenceOf(ref), hi, lo));
       }
     }
     const settled = best.ref < 0 ? null : this.answer(best.ref, best.distance, best.sequence);

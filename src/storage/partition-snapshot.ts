@@ -5,14 +5,18 @@
  * file, then reads dedup.order from `orderNext` and its dedup.index partition
  * from `indexOffset`, instead of both logs from their start.
  *
- * Layout, version 1 (little-endian; the frame is snapshot-parts.ts's: magic,
+ * Layout, version 2 (little-endian; the frame is snapshot-parts.ts's: magic,
  * version, header under a CRC-32, every part under its own, atomic write,
  * streaming in chunks of a few MiB):
  *   u32 magic 'DDPS' | u32 version | u32 header length | u32 CRC-32 of the header
  *   | header JSON (PartitionSnapshotHeader)
  *   | index part  | CRC-32   the index with its table masks (src/index/snapshot.ts, flag bit 1)
  *   | store part  | CRC-32   the page store (src/dedup/page-store-codec.ts)
- *   | bands part  | CRC-32   the band log and its keys' runs (src/dedup/band-log.ts); empty without bands
+ *   | bands part  | CRC-32   the band log, its records and its keys' runs (src/dedup/band-log.ts); empty without bands
+ *
+ * Version 1 held the band log's records as columns from RAM; such a file is
+ * refused as SNAPSHOT_INVALID (unknown version), and the partition replays
+ * its logs as it does without a file.
  *
  * Everything is copied as held but the index's tables (rebuilt by a radix
  * sort per table, as single mode's are) and the band runs' RAM part (rebuilt
@@ -33,7 +37,7 @@ import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
 import { checkPlanField, DECIMAL, invalid, isCount, planKey, readSnapshotParts, writeSnapshotParts } from './snapshot-parts.js';
 
 const MAGIC = 0x53504444; // 'DDPS'
-const VERSION = 1;
+const VERSION = 2;
 export const PARTITION_SNAPSHOT_SUFFIX = '.snapshot';
 
 export interface PartitionSnapshotHeader {
@@ -188,7 +192,7 @@ export async function readPartitionSnapshot(path: string, make: PartitionSnapsho
         const state = IndexPartition.fromParts(header.partition, make.plan, make.k, make.secondStage, make.routing, { index, store, bands: log, position: header.position });
         return { header, state };
       } catch (error) {
-        log?.bands.dispose();
+        log?.dispose();
         throw error;
       }
     },
