@@ -53,7 +53,6 @@ import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedP
 import { IndexRouting } from '../dedup/routing.js';
 import { WaitingRequests } from '../dedup/waiting-requests.js';
 import { IndexLogResume } from '../dedup/index-log-resume.js';
-import { samePlan } from '../dedup/create-decider.js';
 import { filePageTier } from '../storage/file-blob-store.js';
 import { PARTITION_SNAPSHOT_SUFFIX, readPartitionSnapshot, writePartitionSnapshot } from '../storage/partition-snapshot.js';
 import type { PageTier } from '../dedup/blob-store.js';
@@ -450,38 +449,34 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const again = skip || !live ? [] : record.touched.filter((q) => held.has(q) && held.get(q)!.appliedNext > offset && offset < held.get(q)!.restoredBelow);
       // The entries were acknowledged before the order record: they come, if not read yet (a
       // restore reads a snapshot's undecided chunks' entries again: IndexLogResume).
-      if (targets.some((q) => !held.get(q)!.entries.has(name)) || again.some((q) => !held.get(q)!.entries.has(name))) break;
+      if ([...targets, ...again].some((q) => !held.get(q)!.entries.has(name))) break;
       orderQueue.shift();
       const base = pagesBefore;
-      for (const q of again) {
-        const h = held.get(q)!;
-        const entries = h.entries.get(name)!.record;
+      /** Round one's reply of partition q to the chunk, each page answered by `answer`; the chunk is kept for requests for more. */
+      const replyTo = (q: number, h: Held, entries: EntriesRecord, answer: (page: RoutedPage, sequence: number) => PartitionReply): void => {
         recentChunk(h.applied, record.chunk, () => ({ entries, bySlot: null }));
         const replies: { slot: number; reply: PartitionReply }[] = [];
         for (const { slot, page } of entries.pages) {
-          const r = h.state.replyAsOf(page, base + slot);
+          const r = answer(page, base + slot);
           if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
         }
         out.push(reply(p, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
+      };
+      for (const q of again) {
+        const h = held.get(q)!;
+        replyTo(q, h, h.entries.get(name)!.record, (page, sequence) => h.state.replyAsOf(page, sequence));
         h.answeredAgain++;
       }
       for (const q of targets) {
         const h = held.get(q)!;
         const entries = h.entries.get(name)!.record;
+        applied += entries.pages.length;
         if (!live) {
           for (const { slot, page } of entries.pages) h.state.replay(page, base + slot);
           h.replayed += entries.pages.length;
-          applied += entries.pages.length;
           continue;
         }
-        recentChunk(h.applied, record.chunk, () => ({ entries, bySlot: null }));
-        const replies: { slot: number; reply: PartitionReply }[] = [];
-        for (const { slot, page } of entries.pages) {
-          const r = h.state.apply(page, base + slot);
-          if (r.settled !== null || r.unsettled.length > 0) replies.push({ slot, reply: r });
-          applied++;
-        }
-        out.push(reply(p, encodeReply({ chunk: record.chunk, indexPartition: q, base, replies })));
+        replyTo(q, h, entries, (page, sequence) => h.state.apply(page, sequence));
       }
       if (!skip) {
         pagesBefore += record.pages;
@@ -671,10 +666,9 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     }
     if (loaded === null) return null;
     const { header } = loaded;
+    // k, the plan and the second stage the reader checked already (another is SNAPSHOT_INVALID).
     const reason =
       header.fingerprintVersion !== snapshots.fingerprintVersion ? `another fingerprint definition (${header.fingerprintVersion})`
-      : header.k !== options.k || !samePlan(header.plan, options.plan) ? 'another k or table plan'
-      : JSON.stringify(header.secondStage) !== JSON.stringify(options.secondStage) ? 'another second stage'
       : header.indexTopic !== topics.index || header.orderTopic !== topics.order ? 'other topics'
       : header.partition !== q || header.indexPartitions !== options.indexPartitions ? 'another partition count'
       : header.clusterId !== snapshots.clusterId ? 'another Kafka cluster'
