@@ -46,10 +46,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { demoPages } from '../../src/producers/demo-pages.js';
 import { PASSTHROUGH_SCRIPT, processCpu } from './group.js';
 import { CLI, DIST, ROOT, benchKafka, deleteTopics, freePort, log, startChild, stackFromEnv, stopChild, waitFor, waitReady, type Child } from '../pipeline/common.js';
-import { createPagesTopic, routedEnv, routedTopics, waitAllCommitted } from './routed-bench.js';
+import { createPagesTopic, demoRecords, routedEnv, routedTopics, waitAllCommitted } from './routed-bench.js';
 
 const RECORD_OVERHEAD = 80;
 /** With COORDINATION_REQUESTS_DIR=dir: each instance counts the Kafka requests it sends, by API (request-counter.ts). */
@@ -284,14 +283,7 @@ async function runCase(mode: 'routed' | 'passthrough', instances: number, pages:
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 3000);
   const cases = (process.argv[3] ?? '1,2,3').split(',').map(Number);
-  const feed = demoPages({ seed: 5 });
-  const keys: string[] = [];
-  const pages: Buffer[] = [];
-  for (let i = 0; i < count; i++) {
-    const p = feed.next().value!;
-    keys.push(p.id);
-    pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
-  }
+  const { keys, pages } = demoRecords(count, 5);
   log(`passthrough: ${count} pages`);
   const passthrough = await runCase('passthrough', 1, pages, keys);
   log(JSON.stringify(passthrough));

@@ -5,6 +5,7 @@
  * committed every page sent.
  */
 import type { Admin } from 'kafkajs';
+import { demoPages } from '../../src/producers/demo-pages.js';
 import { largeTopicConfig, waitFor, type Stack } from '../pipeline/common.js';
 
 /** The topics of one run, as the instances' DEDUP_*_TOPIC settings. */
@@ -57,4 +58,17 @@ export async function waitAllCommitted(admin: Admin, groupId: string, topic: str
     const done = (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
     return done >= count ? true : undefined;
   }, timeoutMs, intervalMs);
+}
+
+/** `count` demo pages from the feed of `seed`, as the JSON records a crawler sends, with their keys (the page ids). */
+export function demoRecords(count: number, seed: number): { keys: string[]; pages: Buffer[] } {
+  const feed = demoPages({ seed });
+  const keys: string[] = [];
+  const pages: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const p = feed.next().value!;
+    keys.push(p.id);
+    pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
+  }
+  return { keys, pages };
 }

@@ -25,10 +25,9 @@ import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoPages } from '../../src/producers/demo-pages.js';
 import { processCpu } from './group.js';
 import { CLI, ROOT, benchKafka, deleteTopics, freePort, log, median, round, startChild, stackFromEnv, stopChild, waitReady, type Child } from '../pipeline/common.js';
-import { createPagesTopic, routedEnv, routedTopics, waitAllCommitted } from './routed-bench.js';
+import { createPagesTopic, demoRecords, routedEnv, routedTopics, waitAllCommitted } from './routed-bench.js';
 
 const PAGES = Number(process.argv[2] ?? 20_000);
 const RUNS = Number(process.argv[3] ?? 2);
@@ -124,14 +123,7 @@ async function restart(build: string, cli: string, state: State, run: number, pa
 }
 
 async function main(): Promise<void> {
-  const feed = demoPages({ seed: 7 });
-  const keys: string[] = [];
-  const pages: Buffer[] = [];
-  for (let i = 0; i < PAGES; i++) {
-    const p = feed.next().value!;
-    keys.push(p.id);
-    pages.push(Buffer.from(JSON.stringify({ id: p.id, url: p.url, fetchedAt: p.fetchedAt, html: p.html })));
-  }
+  const { keys, pages } = demoRecords(PAGES, 7);
   const cases: [string, string, State][] = [['this', CLI, 'kept'], ['this', CLI, 'empty'], ...(BASE === null ? [] : ([['base', join(BASE, 'dist', 'src', 'cli', 'main.js'), 'empty']] as [string, string, State][]))];
   const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
   const runs: Restart[] = [];
