@@ -667,9 +667,11 @@ const SKETCH_MASK_BYTES = SKETCH_BINS / 8;
  */
 function writeSketch(w: Writer, sketch: Uint8Array, written: SketchPool, flagBits = 0): void {
   const at = written.add(sketch);
-  const { best, same } = written.closest(at);
+  // The differences pay (a varint of one byte, the mask and the bytes that differ, against the
+  // whole sketch) only from a reference with more equal bytes than that.
+  const { best } = written.closest(at, 1 + SKETCH_MASK_BYTES);
   // The flag either way; then a varint of one byte (back < DELTA_REFERENCES), the mask and the bytes that differ.
-  if (best >= 0 && 1 + SKETCH_MASK_BYTES + (SKETCH_BINS - same) < SKETCH_BINS) {
+  if (best >= 0) {
     const pool = written.bytes;
     const ref = best * SKETCH_BINS;
     const own = at * SKETCH_BINS;
@@ -711,16 +713,23 @@ class SketchPool {
     return this.count++;
   }
 
-  /** Of the DELTA_REFERENCES sketches before sketch `at`, the one with the most equal bytes (the latest of a tie), and how many. */
-  closest(at: number): { best: number; same: number } {
+  /**
+   * Of the DELTA_REFERENCES sketches before sketch `at`, the one with the most equal bytes (the
+   * latest of a tie), and how many; best -1 when none has more than `floor`.
+   */
+  closest(at: number, floor: number): { best: number; same: number } {
     const words = this.words;
     const own = at * WORDS_PER_SKETCH;
     let best = -1;
-    let bestSame = 0;
+    let bestSame = floor;
     for (let j = at - 1; j >= 0 && j >= at - DELTA_REFERENCES; j--) {
       const ref = j * WORDS_PER_SKETCH;
+      // A sketch that already differs in as many bytes as the best leaves equal cannot beat it
+      // (a tie keeps the later one, met first): a record's near copies are told apart from it in
+      // a few words.
+      const enough = SKETCH_BINS - bestSame;
       let differ = 0;
-      for (let k = 0; k < WORDS_PER_SKETCH; k++) {
+      for (let k = 0; k < WORDS_PER_SKETCH && differ < enough; k++) {
         const x = words[own + k]! ^ words[ref + k]!;
         // The high bit of each byte of x that is not zero, then their count.
         const high = (((x & 0x7f7f7f7f) + 0x7f7f7f7f) | x) & 0x80808080;
