@@ -14,11 +14,17 @@
  *
  *   npx tsc -p tsconfig.json && node dist/bench/scale/routed-records.js [records=400] [pages=200] [runs=7] [mix=partition|home]
  *
- * Prints JSON: microseconds of CPU per entry to encode and to decode (median
- * of `runs`, after one warm-up run), the bytes per entry, and a CRC-32 of
- * every record's bytes, so two builds can be checked to write the same bytes.
+ * Prints JSON, and keeps it in bench/results/routed-records.json (a run of the
+ * same mix is replaced): microseconds of CPU per entry to encode and to
+ * decode (median of `runs`, after one warm-up run), the bytes per entry, and a
+ * CRC-32 of every record's bytes, so two builds can be checked to write the
+ * same bytes.
  */
-import { loadavg } from 'node:os';
+import { execSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import { decodeEntries, encodeEntries, type EntriesRecord } from '../../src/wire/routed-records.js';
 import { median } from '../index/data.js';
@@ -72,19 +78,32 @@ for (let run = 0; run <= RUNS; run++) {
   decodeRuns.push(decodeUs / (RECORDS * PAGES));
 }
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const RESULTS = join(ROOT, 'bench', 'results', 'routed-records.json');
 const round = (x: number): number => Number(x.toFixed(3));
-console.log(
-  JSON.stringify({
-    benchmark: 'routed-records',
-    mix: MIX,
-    records: RECORDS,
-    pagesPerRecord: PAGES,
-    encodeCpuMicrosPerEntry: round(median(encodeRuns)),
-    decodeCpuMicrosPerEntry: round(median(decodeRuns)),
-    runsEncode: encodeRuns.map(round),
-    runsDecode: decodeRuns.map(round),
-    bytesPerEntry: round(bytes / (RECORDS * PAGES)),
-    crc32: (crc >>> 0).toString(16),
-    loadavg: loadavg().map((x) => round(x)),
-  }),
-);
+let commit = 'unknown';
+try {
+  commit = execSync('git rev-parse --short HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+} catch {
+  // Not a git checkout: the commit stays unknown.
+}
+const result = {
+  benchmark: 'routed-records',
+  date: new Date().toISOString(),
+  commit,
+  node: process.version,
+  cpu: cpus()[0]?.model ?? 'unknown',
+  mix: MIX,
+  records: RECORDS,
+  pagesPerRecord: PAGES,
+  encodeCpuMicrosPerEntry: round(median(encodeRuns)),
+  decodeCpuMicrosPerEntry: round(median(decodeRuns)),
+  runsEncode: encodeRuns.map(round),
+  runsDecode: decodeRuns.map(round),
+  bytesPerEntry: round(bytes / (RECORDS * PAGES)),
+  crc32: (crc >>> 0).toString(16),
+  loadavg: loadavg().map((x) => round(x)),
+};
+console.log(JSON.stringify(result));
+const kept: { mix: string }[] = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { runs: { mix: string }[] }).runs : [];
+writeFileSync(RESULTS, JSON.stringify({ runs: [...kept.filter((r) => r.mix !== MIX), result] }, null, 1) + '\n');
