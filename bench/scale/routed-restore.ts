@@ -9,9 +9,12 @@
  *   partition on and replays dedup.order and dedup.index from their start.
  * Timed: spawn to /readyz 200 (ready = every held partition has applied the
  * order log as far as it was when taken on), and the restarted process's CPU
- * over that time, main thread apart.
+ * over that time, main thread apart. Counted: the dedup.order records the
+ * restarted process read (holder and owner, from its 'routed traffic' stop
+ * line, right after ready) and where its first takeover read the order log
+ * from (its 'index partitions taken on' line, builds that write it).
  *
- * ROUTED_RESTORE_BASE=<repo-dir> adds the empty case with the CLI of another
+ * ROUTED_RESTORE_BASE=<repo-dir> adds both cases with the CLI of another
  * build (its dist/), alternated run by run, for a before/after on one broker.
  * ROUTED_RESTORE_PROFILE_DIR=<dir> writes a --cpu-prof profile of each
  * restarted instance there.
@@ -19,7 +22,8 @@
  *   source .infra/env   # after bash deploy/local/up.sh; or any broker and registry
  *   node dist/bench/scale/routed-restore.js [pages=20000] [runs=2]
  *
- * Writes bench/results/routed-restore.json.
+ * Writes bench/results/routed-restore.json (ROUTED_RESTORE_RESULT=<name.json>:
+ * that file under bench/results instead).
  */
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -51,6 +55,11 @@ interface Restart {
   recordedWithoutProbe: number;
   /** Of partitionsRestored, those loaded from a snapshot. */
   fromSnapshot: number;
+  /** dedup.order records the restarted process read, and the order log's length when it started. */
+  orderRecordsRead: number | null;
+  orderRecords: number;
+  /** Where its first takeover read dedup.order from (null: a build that does not say, from 0). */
+  orderFrom: number | null;
 }
 
 async function restart(build: string, cli: string, state: State, run: number, pages: Buffer[], keys: string[]): Promise<Restart> {
@@ -85,6 +94,7 @@ async function restart(build: string, cli: string, state: State, run: number, pa
     await producer.disconnect();
     await waitAllCommitted(admin, env.DEDUP_GROUP_ID!, topics.DEDUP_PAGES_TOPIC!, pages.length, 900_000, 200);
     const decideSeconds = (Date.now() - decideFrom) / 1000;
+    const orderRecords = Number((await admin.fetchTopicOffsets(topics.DEDUP_ORDER_TOPIC!)).find((o) => o.partition === 0)?.high ?? NaN);
     const code = await stopChild(first.child);
     if (code !== 0) throw new Error(`the first instance stopped with ${code}:\n${first.child.logs().slice(-3000)}`);
     // The restart: the state directory as the stop left it (snapshots), or an empty one (every
@@ -101,6 +111,9 @@ async function restart(build: string, cli: string, state: State, run: number, pa
       .filter((line) => line.includes('index partition restored from its logs'))
       .map((line) => JSON.parse(line) as { recordedWithoutProbe: number; fromSnapshot?: boolean });
     await stopChild(second.child);
+    const lines = second.child.logs().split('\n');
+    const traffic = lines.filter((line) => line.includes('"routed traffic"')).map((line) => JSON.parse(line) as { byKind?: Record<string, { readRecords?: number }> })[0];
+    const takenOn = lines.filter((line) => line.includes('index partitions taken on')).map((line) => JSON.parse(line) as { orderFrom?: number })[0];
     return {
       build,
       state,
@@ -113,6 +126,10 @@ async function restart(build: string, cli: string, state: State, run: number, pa
       partitionsRestored: restored.length,
       recordedWithoutProbe: restored.reduce((n, r) => n + r.recordedWithoutProbe, 0),
       fromSnapshot: restored.filter((r) => r.fromSnapshot === true).length,
+      // A process that read no order record has no 'order' kind in its traffic line.
+      orderRecordsRead: traffic === undefined ? null : (traffic.byKind?.order?.readRecords ?? 0),
+      orderRecords,
+      orderFrom: takenOn?.orderFrom ?? null,
     };
   } finally {
     for (const c of children) if (!c.hasExited()) c.child.kill('SIGKILL');
@@ -124,7 +141,8 @@ async function restart(build: string, cli: string, state: State, run: number, pa
 
 async function main(): Promise<void> {
   const { keys, pages } = demoRecords(PAGES, 7);
-  const cases: [string, string, State][] = [['this', CLI, 'kept'], ['this', CLI, 'empty'], ...(BASE === null ? [] : ([['base', join(BASE, 'dist', 'src', 'cli', 'main.js'), 'empty']] as [string, string, State][]))];
+  const baseCli = BASE === null ? null : join(BASE, 'dist', 'src', 'cli', 'main.js');
+  const cases: [string, string, State][] = [['this', CLI, 'kept'], ['this', CLI, 'empty'], ...(baseCli === null ? [] : ([['base', baseCli, 'kept'], ['base', baseCli, 'empty']] as [string, string, State][]))];
   const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
   const runs: Restart[] = [];
   for (let run = 1; run <= RUNS; run++) {
@@ -142,22 +160,24 @@ async function main(): Promise<void> {
       readySeconds: round(median(mine.map((r) => r.readySeconds)), 2),
       cpuSeconds: round(median(mine.map((r) => r.cpuSeconds)), 2),
       mainThreadCpuSeconds: round(median(mine.map((r) => r.mainThreadCpuSeconds)), 2),
+      orderRecordsRead: median(mine.map((r) => r.orderRecordsRead ?? NaN)),
+      orderRecords: median(mine.map((r) => r.orderRecords)),
     };
   });
   const doc = {
     generatedBy: 'bench/scale/routed-restore.ts',
-    command: `${BASE === null ? '' : 'ROUTED_RESTORE_BASE=<base tree> '}node dist/bench/scale/routed-restore.js ${PAGES} ${RUNS}`,
+    command: `${BASE === null ? '' : 'ROUTED_RESTORE_BASE=<base tree> '}${process.env.ROUTED_RESTORE_RESULT === undefined ? '' : `ROUTED_RESTORE_RESULT=${process.env.ROUTED_RESTORE_RESULT} `}node dist/bench/scale/routed-restore.js ${PAGES} ${RUNS}`,
     date: new Date().toISOString(),
     node: process.version,
     base: BASE,
     inputPartitions: PARTITIONS,
     indexPartitions: INDEX_PARTITIONS,
     loadAverage: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100) },
-    note: 'One routed instance decides the pages, stops (SIGTERM: a snapshot of each partition it holds), and starts again: state kept, it loads each of the 16 index partitions from its snapshot and reads the logs after it; state empty, it takes all 16 on and replays dedup.order and dedup.index from their start. readySeconds: spawn to /readyz 200; cpuSeconds: the restarted process over that time (all threads; mainThreadCpuSeconds its main thread), start-up (fingerprinting pool, dictionary) included.',
+    note: 'One routed instance decides the pages, stops (SIGTERM: a snapshot of each partition it holds), and starts again: state kept, it loads each of the 16 index partitions from its snapshot and reads the logs after it; state empty, it takes all 16 on and replays dedup.order and dedup.index from their start. readySeconds: spawn to /readyz 200; cpuSeconds: the restarted process over that time (all threads; mainThreadCpuSeconds its main thread), start-up (fingerprinting pool, dictionary) included. orderRecordsRead: dedup.order records the restarted process read (holder and owner) up to its stop right after ready, of orderRecords in the log; orderFrom: where its first takeover read dedup.order from.',
     summary,
     runs,
   };
-  writeFileSync(join(ROOT, 'bench', 'results', 'routed-restore.json'), `${JSON.stringify(doc, null, 2)}\n`);
+  writeFileSync(join(ROOT, 'bench', 'results', process.env.ROUTED_RESTORE_RESULT ?? 'routed-restore.json'), `${JSON.stringify(doc, null, 2)}\n`);
   console.log(JSON.stringify(summary));
 }
 

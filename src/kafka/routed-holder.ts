@@ -29,9 +29,17 @@
  * requests about them are dropped from their head, unread; chunks not
  * committed yet are applied, and replied to again: their owners may still
  * wait for them. Those of them the snapshot holds already are answered again
- * as of their sequences (IndexPartition.replyAsOf). Every holder reads the
- * order log from its start either way: it is one small record a chunk, and
- * it gives each chunk's global sequences.
+ * as of their sequences (IndexPartition.replyAsOf).
+ *
+ * The order log gives each chunk's global sequences (the pages ordered before
+ * it) and which records are skipped (the ends of the chunks applied before):
+ * the holder's global state, a function of the log's prefix (OrderResume).
+ * A snapshot carries that state as of its resume point, the first order
+ * record of a chunk not committed when it was written (else its own order
+ * offset). When every partition taken on loaded a snapshot with one, the
+ * holder reads the order log from the least of them (not past where it stands
+ * when it keeps partitions), with that snapshot's state; otherwise from its
+ * start. While it holds nothing it reads no order record at all.
  *
  * Snapshots are written between order records, one file per held partition:
  * each partition about every `intervalSeconds`, one partition at a time (the
@@ -53,14 +61,18 @@ import { IndexPartition, type PartitionAnswer, type PartitionReply, type RoutedP
 import { IndexRouting } from '../dedup/routing.js';
 import { WaitingRequests } from '../dedup/waiting-requests.js';
 import { IndexLogResume } from '../dedup/index-log-resume.js';
+import { OrderResume, takeoverFrom, type OrderPoint } from '../dedup/order-resume.js';
 import { filePageTier } from '../storage/file-blob-store.js';
-import { PARTITION_SNAPSHOT_SUFFIX, readPartitionSnapshot, writePartitionSnapshot } from '../storage/partition-snapshot.js';
+import { orderPointFields, orderPointOf, PARTITION_SNAPSHOT_SUFFIX, readPartitionSnapshot, writePartitionSnapshot } from '../storage/partition-snapshot.js';
 import type { PageTier } from '../dedup/blob-store.js';
 import { mkdir } from 'node:fs/promises';
 import { join as joinPath } from 'node:path';
 
 /** Pages of UNSETTLED_PER_REPLY candidates one answer to a request for more carries at most. */
 const MORE_PAGES_PER_ANSWER = 8;
+/** Order records remembered for a resume point past which the holder reads the committed offsets again and forgets the committed ones (at most every PRUNE_MS). */
+const PRUNE_RECORDS = 20_000;
+const PRUNE_MS = 10_000;
 import {
   chunkName,
   decodeConfirm,
@@ -315,10 +327,11 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
   let wanted: readonly number[] = [];
   let started = false;
   let stopped = false;
-  /** The order log as read so far: its next offset, the pages ordered before it, and per input partition the end of its last applied chunk. */
+  /** The next order offset to read (records read wait in orderQueue until applied). */
   let orderNext = 0;
-  let pagesBefore = 0;
-  const spanEnd = new Map<number, bigint>();
+  /** The order records applied or skipped: the pages ordered before the next, the ends of the chunks applied, and the resume point for snapshots. */
+  let order = new OrderResume();
+  let prunedAt = Date.now();
   const orderQueue: { offset: number; record: OrderRecord }[] = [];
   let orderEnd = 0;
   /** Per input partition: the group's committed offset when partitions were last taken on; chunks below it are decided. */
@@ -440,7 +453,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const { offset, record } = orderQueue[0]!;
       const name = chunkName(record.chunk);
       const p = record.chunk.inputPartition;
-      const skip = record.chunk.firstOffset < (spanEnd.get(p) ?? -1n);
+      const skip = order.skips(record.chunk);
       const targets = skip ? [] : record.touched.filter((q) => held.has(q) && held.get(q)!.appliedNext <= offset);
       // A chunk whose verdicts are committed (a restore replaying the logs) is recorded without
       // its probes: nobody waits for its replies, nor asks about it again.
@@ -451,7 +464,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       // restore reads a snapshot's undecided chunks' entries again: IndexLogResume).
       if ([...targets, ...again].some((q) => !held.get(q)!.entries.has(name))) break;
       orderQueue.shift();
-      const base = pagesBefore;
+      const base = order.pagesBefore;
       /** Round one's reply of partition q to the chunk, each page answered by `answer`; the chunk is kept for requests for more. */
       const replyTo = (q: number, h: Held, entries: EntriesRecord, answer: (page: RoutedPage, sequence: number) => PartitionReply): void => {
         recentChunk(h.applied, record.chunk, () => ({ entries, bySlot: null }));
@@ -478,11 +491,8 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         }
         replyTo(q, h, entries, (page, sequence) => h.state.apply(page, sequence));
       }
-      if (!skip) {
-        pagesBefore += record.pages;
-        spanEnd.set(p, record.chunk.firstOffset + BigInt(record.span));
-      }
-      const end = spanEnd.get(p) ?? -1n;
+      order.take(offset, record.chunk, record.span, record.pages);
+      const end = order.spanEnd(p);
       for (const [q, h] of held) {
         if (h.appliedNext <= offset) h.appliedNext = offset + 1;
         // Answered again once: a later replay of the order log (another partition taken on) does not read this partition's log again.
@@ -555,6 +565,12 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const out = drain();
       for (const [q, h] of held) answerRequests(q, h, out);
       if (out.length > 0) send(out);
+      if (order.retained > PRUNE_RECORDS && Date.now() - prunedAt >= PRUNE_MS) {
+        // Without a snapshot for a while (or none but at the stop), the resume point still forgets what is committed.
+        prunedAt = Date.now();
+        await readCommitted();
+        order.prune((p) => committed.get(p) ?? 0n);
+      }
       const every = options.snapshots?.intervalSeconds ?? 0;
       // One partition at a time, the one written longest ago: the holder applies nothing while it
       // writes, so the chunks waiting for it wait for one partition's file, not all of them.
@@ -575,7 +591,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     await heartbeat();
   }
 
-  /** Makes the held set `wanted`: drops the others, starts the new ones empty and reads the logs again for them. */
+  /** Makes the held set `wanted`: drops the others, starts the new ones from their snapshots or empty, and reads the logs again for them. */
   async function applyHolding(): Promise<void> {
     const keep = new Set(wanted);
     for (const q of [...held.keys()]) {
@@ -592,6 +608,9 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       // Ready once the new partitions have applied the order log as far as it is now.
       const readyAt = Math.max(orderEnd, Number((await endOffsets(kafka, topics.order))['0'] ?? '0'));
       const indexEnd = options.snapshots === undefined ? {} : await endOffsets(kafka, topics.index);
+      const kept = held.size > 0;
+      /** Each new partition's resume point in the order log (null: none, read it from its start). */
+      const points: (OrderPoint | null)[] = [];
       for (const q of fresh) {
         const takenOn = process.hrtime.bigint();
         const newTier = () => (options.tierDir === undefined ? undefined : filePageTier(joinPath(options.tierDir, `partition-${q}`)));
@@ -603,6 +622,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           tier = newTier();
         }
         const state = snapshot?.state ?? new IndexPartition(q, options.plan, options.k, options.secondStage, routing, tier);
+        points.push(snapshot?.orderPoint ?? null);
         const orderFrom = snapshot?.orderNext ?? 0;
         const indexFrom = snapshot?.indexOffset ?? 0;
         const closeTier = tier;
@@ -623,18 +643,24 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           answeredAgain: 0,
           snapshotAt: Date.now(),
         });
-        if (readyAt === 0) caughtUpNow(q, held.get(q)!);
         consumer.seek({ topic: topics.index, partition: q, offset: String(indexFrom) });
       }
-      // The order log again from its start: the new partitions apply it all, the others skip what they applied.
+      // The order log again from the least resume point of the new partitions (they apply what is
+      // after their snapshots, and answer again the chunks before it not committed), not past where
+      // the holder stands if it keeps partitions (they skip what they applied); from its start when
+      // one has no snapshot, or one without a resume point.
+      const { source, point } = takeoverFrom(kept ? order.next : null, points);
+      if (point !== null) order = new OrderResume(point);
       orderQueue.length = 0;
-      orderNext = 0;
-      pagesBefore = 0;
-      spanEnd.clear();
-      consumer.seek({ topic: topics.order, partition: 0, offset: '0' });
-      logger.info('index partitions taken on; replaying the order log and their index logs', { partitions: fresh, orderEnd });
+      orderNext = order.next;
+      consumer.seek({ topic: topics.order, partition: 0, offset: String(orderNext) });
+      for (const q of fresh) if (readyAt <= orderNext) caughtUpNow(q, held.get(q)!);
+      logger.info('index partitions taken on; replaying the order log and their index logs', { partitions: fresh, orderFrom: orderNext, orderFromOf: source, orderEnd });
     }
     metrics.shardsHeld.set(held.size);
+    // Holding nothing, the holder applies no order record: the log waits for the next takeover.
+    if (wanted.length === 0) consumer.pause([{ topic: topics.order, partitions: [0] }]);
+    else consumer.resume([{ topic: topics.order, partitions: [0] }]);
     const all = await indexPartitions();
     const paused = all.filter((q) => !keep.has(q));
     if (paused.length > 0) consumer.pause([{ topic: topics.index, partitions: paused }]);
@@ -653,7 +679,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
    * Partition q's local snapshot, if there is one that fits these logs, plan and build; its page
    * store loads into `tier`. Null (logged) otherwise: the partition is then rebuilt from the logs.
    */
-  async function loadSnapshot(q: number, tier: PageTier | undefined, orderEndNow: number, indexEnd: bigint): Promise<{ state: IndexPartition; orderNext: number; indexOffset: number } | null> {
+  async function loadSnapshot(q: number, tier: PageTier | undefined, orderEndNow: number, indexEnd: bigint): Promise<{ state: IndexPartition; orderNext: number; indexOffset: number; orderPoint: OrderPoint | null } | null> {
     const snapshots = options.snapshots;
     if (snapshots === undefined) return null;
     let loaded;
@@ -678,7 +704,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       logger.warn(`index partition snapshot was made with ${reason}; restoring the partition from its logs`, { partition: q });
       return null;
     }
-    return { state: loaded.state, orderNext: header.orderNext, indexOffset: Number(header.indexOffset) };
+    return { state: loaded.state, orderNext: header.orderNext, indexOffset: Number(header.indexOffset), orderPoint: orderPointOf(header) };
   }
 
   /**
@@ -696,6 +722,9 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     await mkdir(snapshots.dir, { recursive: true });
     await readCommitted();
     const committedOf = (p: number): bigint => committed.get(p) ?? 0n;
+    // One resume point for all: every partition caught up has applied (or passed) every order record read.
+    const point = order.resumePoint(committedOf);
+    prunedAt = Date.now();
     let bytes = 0;
     for (const [q, h] of ready) {
       const indexOffset = h.resume.resumeOffset(committedOf, [...h.entries.values()].map((e) => e.offset));
@@ -713,13 +742,14 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           secondStage: options.secondStage,
           fingerprintVersion: snapshots.fingerprintVersion,
           orderNext: h.appliedNext,
+          ...orderPointFields(point),
           indexOffset: String(indexOffset),
         },
         h.state,
       );
     }
     metrics.snapshotAge.set(Date.now() / 1000);
-    logger.info('index partition snapshots written', { reason, partitions: ready.map(([q]) => q), bytes, seconds: (Date.now() - started) / 1000 });
+    logger.info('index partition snapshots written', { reason, partitions: ready.map(([q]) => q), orderNext: order.next, orderFrom: point.offset, bytes, seconds: (Date.now() - started) / 1000 });
   }
 
   let partitionCount: number | null = null;

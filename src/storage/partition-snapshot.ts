@@ -2,8 +2,13 @@
  * The snapshot file of one routed index partition (src/dedup/index-partition.ts;
  * docs/architecture.md, "Sharded mode, routed by table prefix"): its state
  * and the log positions it includes, so that a partition taken on loads the
- * file, then reads dedup.order from `orderNext` and its dedup.index partition
- * from `indexOffset`, instead of both logs from their start.
+ * file, then reads dedup.order from `orderFrom` and its dedup.index partition
+ * from `indexOffset`, instead of both logs from their start. `orderFrom` is at
+ * or before `orderNext`: the first order record of a chunk whose verdicts
+ * were not committed when the file was written (its owner may still wait for
+ * a reply, which the partition answers again), with the holder's state as of
+ * it (`pagesBefore`, `spanEnd`: src/dedup/order-resume.ts), so that the
+ * holder need not read the order log from its start to rebuild them.
  *
  * Layout, version 2 (little-endian; the frame is snapshot-parts.ts's: magic,
  * version, header under a CRC-32, every part under its own, atomic write,
@@ -16,7 +21,10 @@
  *
  * Version 1 held the band log's records as columns from RAM; such a file is
  * refused as SNAPSHOT_INVALID (unknown version), and the partition replays
- * its logs as it does without a file.
+ * its logs as it does without a file. A version 2 file written before the
+ * resume point (no `orderFrom`, `pagesBefore`, `spanEnd`: the three come
+ * together or not at all) still loads: the holder then reads the order log
+ * from its start for that takeover, as it did when such files were written.
  *
  * Everything is copied as held but the index's tables (rebuilt by a radix
  * sort per table, as single mode's are) and the band runs' RAM part (rebuilt
@@ -34,6 +42,7 @@ import { IndexPartition } from '../dedup/index-partition.js';
 import type { SecondStage } from '../dedup/decider.js';
 import type { IndexRouting } from '../dedup/routing.js';
 import { SKETCH_BINS } from '../fingerprint/feature-sketch.js';
+import type { OrderPoint } from '../dedup/order-resume.js';
 import { checkPlanField, DECIMAL, invalid, isCount, planKey, readSnapshotParts, writeSnapshotParts } from './snapshot-parts.js';
 
 const MAGIC = 0x53504444; // 'DDPS'
@@ -55,6 +64,14 @@ export interface PartitionSnapshotHeader {
   fingerprintVersion: string;
   /** Next dedup.order offset the partition applies; every order record before it is in the state. */
   orderNext: number;
+  /**
+   * The order offset a restore reads dedup.order from (at or before orderNext), and the holder's
+   * state as of it: the pages ordered before it, and per input partition (decimal) the end of its
+   * last applied chunk (decimal string). Absent in files written before them.
+   */
+  orderFrom?: number;
+  pagesBefore?: number;
+  spanEnd?: Record<string, string>;
   /** dedup.index offset (of this partition) from which a restore reads the log again, decimal string. */
   indexOffset: string;
   /** Filled in by the writer: the partition's position (IndexPartition.position). */
@@ -98,6 +115,34 @@ function isSecondStage(x: unknown): x is SecondStage {
   );
 }
 
+/** The resume point's fields: all three or none; orderFrom not past orderNext; spanEnd's keys partitions and values offsets, in decimal. */
+function checkOrderResume(h: Record<string, unknown>): void {
+  const present = ['orderFrom', 'pagesBefore', 'spanEnd'].filter((field) => h[field] !== undefined);
+  if (present.length === 0) return;
+  if (present.length !== 3) throw invalid(`header.orderFrom, header.pagesBefore and header.spanEnd come together, got ${present.join(', ')}`);
+  for (const field of ['orderFrom', 'pagesBefore'] as const) {
+    if (!isCount(h[field])) throw invalid(`header.${field} must be a non-negative integer`);
+  }
+  if ((h.orderFrom as number) > (h.orderNext as number)) throw invalid('header.orderFrom must not be past header.orderNext');
+  const spanEnd = h.spanEnd;
+  if (spanEnd === null || typeof spanEnd !== 'object' || Array.isArray(spanEnd)) throw invalid('header.spanEnd must be an object');
+  for (const [partition, end] of Object.entries(spanEnd)) {
+    if (!DECIMAL.test(partition) || !isCount(Number(partition))) throw invalid(`header.spanEnd has a key that is not a partition: ${JSON.stringify(partition).slice(0, 40)}`);
+    if (typeof end !== 'string' || !DECIMAL.test(end)) throw invalid(`header.spanEnd.${partition} must be a decimal string, got ${JSON.stringify(end)?.slice(0, 40)}`);
+  }
+}
+
+/** The header's resume point in dedup.order, or null for a file written without one. */
+export function orderPointOf(header: PartitionSnapshotHeader): OrderPoint | null {
+  if (header.orderFrom === undefined || header.pagesBefore === undefined || header.spanEnd === undefined) return null;
+  return { offset: header.orderFrom, pagesBefore: header.pagesBefore, spanEnd: new Map(Object.entries(header.spanEnd).map(([p, end]) => [Number(p), BigInt(end)])) };
+}
+
+/** A resume point as the header holds it. */
+export function orderPointFields(point: OrderPoint): { orderFrom: number; pagesBefore: number; spanEnd: Record<string, string> } {
+  return { orderFrom: point.offset, pagesBefore: point.pagesBefore, spanEnd: Object.fromEntries([...point.spanEnd].map(([p, end]) => [String(p), end.toString()])) };
+}
+
 /** Checks every header field; returns it typed, or throws SNAPSHOT_INVALID naming the first bad field. */
 export function validatePartitionSnapshotHeader(value: unknown): PartitionSnapshotHeader {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('header is not an object');
@@ -110,6 +155,7 @@ export function validatePartitionSnapshotHeader(value: unknown): PartitionSnapsh
     if (!isCount(h[field])) throw invalid(`header.${field} must be a non-negative integer`);
   }
   if (!((h.partition as number) < (h.indexPartitions as number))) throw invalid('header.partition must be below header.indexPartitions');
+  checkOrderResume(h);
   if (typeof h.indexOffset !== 'string' || !DECIMAL.test(h.indexOffset)) throw invalid(`header.indexOffset must be a decimal string, got ${JSON.stringify(h.indexOffset)?.slice(0, 40)}`);
   const plan = checkPlanField(h.plan);
   if (!(typeof h.k === 'number' && Number.isInteger(h.k) && h.k >= 0 && h.k <= plan.k)) throw invalid(`header.k must be an integer in 0..${plan.k}`);

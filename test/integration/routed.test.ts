@@ -230,6 +230,14 @@ function restoredPartitions(logs: string): { partition: number; seconds: number;
     .map((line) => JSON.parse(line) as { partition: number; seconds: number; fromSnapshot: boolean; recordedWithoutProbe: number });
 }
 
+/** The 'index partitions taken on' lines of an instance's log: the partitions, and where the order log was read from. */
+function takeovers(logs: string): { partitions: number[]; orderFrom?: number; orderFromOf?: string }[] {
+  return logs
+    .split('\n')
+    .filter((line) => line.includes('index partitions taken on'))
+    .map((line) => JSON.parse(line) as { partitions: number[]; orderFrom?: number; orderFromOf?: string });
+}
+
 /**
  * A restart scenario's stage: fresh topics, a stream with exact copies of its first pages under
  * new ids (sent last), instances started by id with a state directory each, and the clean-up.
@@ -373,6 +381,10 @@ test('routed snapshots: a graceful restart and a SIGKILL restart each restore in
     await send(sends.slice(2 * third));
     await a2.waitReady(180_000);
     assert.ok(fromSnapshots(a2).length > 0, `the instance restarted after a SIGKILL restores from its interval snapshots: ${JSON.stringify(restoredPartitions(a2.logs()))}`);
+    // A restart from snapshots reads dedup.order from their resume point (the first chunk not
+    // committed when they were written), not from its start.
+    const restarts = [...takeovers(b2.logs()), ...takeovers(a2.logs())];
+    assert.ok(restarts.some((t) => t.orderFromOf === 'snapshots' && t.orderFrom! > 0), `a restart from snapshots reads the order log from their resume point: ${JSON.stringify(restarts)}`);
     await finish([a2, b2]);
   });
 });

@@ -23,7 +23,7 @@ import { memoryPageTier, type PageTier } from '../../../src/dedup/blob-store.js'
 import type { SecondStage } from '../../../src/dedup/decider.js';
 import { planFromBlocks, type TablePlan } from '../../../src/index/index.js';
 import { filePageTier } from '../../../src/storage/file-blob-store.js';
-import { readPartitionSnapshot, writePartitionSnapshot, type PartitionSnapshotHeader } from '../../../src/storage/partition-snapshot.js';
+import { orderPointFields, orderPointOf, readPartitionSnapshot, writePartitionSnapshot, type PartitionSnapshotHeader } from '../../../src/storage/partition-snapshot.js';
 import { damageLog, withHeader } from '../../support/snapshot-files.js';
 import { mulberry32 } from '../../support/rng.js';
 import { stream } from '../../support/routed-stream.js';
@@ -66,6 +66,10 @@ const header = (partition: number, partitions: number, plan: TablePlan, stage: S
   secondStage: stage,
   fingerprintVersion: 'v-test',
   orderNext: 1234,
+  // The resume point in dedup.order: input partitions 0 and 3 have applied chunks before it.
+  orderFrom: 1200,
+  pagesBefore: 56789,
+  spanEnd: { '0': '1000', '3': '98765432109876' },
   indexOffset: '98765432109',
 });
 
@@ -111,6 +115,8 @@ test('property: a partition loaded from its snapshot after any prefix answers ev
       assert.equal(got.header.position, original.position);
       assert.equal(got.header.orderNext, 1234);
       assert.equal(got.header.indexOffset, '98765432109');
+      const point = orderPointOf(got.header)!;
+      assert.deepEqual({ offset: point.offset, pagesBefore: point.pagesBefore, spanEnd: [...point.spanEnd] }, { offset: 1200, pagesBefore: 56789, spanEnd: [[0, 1000n], [3, 98765432109876n]] });
       assert.equal(loaded.position, original.position);
       assert.equal(loaded.size, original.size);
       // The band keys' layout is the one written: the same runs, on disk in the tier, and the same buffer.
@@ -202,6 +208,24 @@ test('a file of version 1 (the band log\'s records as RAM columns then) is SNAPS
   assert.ok(await readPartitionSnapshot(path, { plan: PLAN, k: 3, secondStage: STAGE, routing }));
 });
 
+test('the resume point round trips through the header; a file written without one (before it existed) loads, and gives none', async () => {
+  const dir = mkdtempSync(join(scratch, 'resume-'));
+  const { path, routing, good } = await smallSnapshot(dir);
+  const read = async (bytes: Buffer) => {
+    writeFileSync(path, bytes);
+    return (await readPartitionSnapshot(path, { plan: PLAN, k: 3, secondStage: STAGE, routing }))!.header;
+  };
+  const point = { offset: 7, pagesBefore: 0, spanEnd: new Map<number, bigint>() };
+  const none = await read(withHeader(good, (h) => Object.assign(h, orderPointFields(point))));
+  assert.deepEqual(orderPointOf(none), point);
+  // An older file of this version: its header has no resume point.
+  const old = await read(withHeader(good, (h) => (delete h.orderFrom, delete h.pagesBefore, delete h.spanEnd)));
+  assert.equal(old.orderNext, 1234);
+  assert.equal(orderPointOf(old), null);
+  // At orderNext: every chunk was committed when it was written.
+  assert.equal(orderPointOf(await read(withHeader(good, (h) => (h.orderFrom = h.orderNext))))!.offset, 1234);
+});
+
 test('property: truncations and single-byte corruptions of a real partition snapshot (all of prefix, header and part borders, a seeded sample of the rest) are SNAPSHOT_INVALID', async () => {
   const dir = mkdtempSync(join(scratch, 'damage-'));
   const { path, routing, good } = await smallSnapshot(dir);
@@ -261,6 +285,18 @@ test('a header with bad fields, or counts its parts do not hold, is SNAPSHOT_INV
   assert.equal(await read(withHeader(good, () => undefined)), 'ok');
   const edits: [string, (h: Record<string, unknown>) => void][] = [
     ['indexOffset a number', (h) => (h.indexOffset = 12)],
+    ['orderFrom past orderNext', (h) => (h.orderFrom = (h.orderNext as number) + 1)],
+    ['orderFrom fractional', (h) => (h.orderFrom = 1.5)],
+    ['orderFrom without the others', (h) => (delete h.pagesBefore, delete h.spanEnd)],
+    ['spanEnd missing', (h) => delete h.spanEnd],
+    ['pagesBefore negative', (h) => (h.pagesBefore = -1)],
+    ['pagesBefore a string', (h) => (h.pagesBefore = '5')],
+    ['spanEnd an array', (h) => (h.spanEnd = ['1000'])],
+    ['spanEnd null', (h) => (h.spanEnd = null)],
+    ['spanEnd an end a number', (h) => (h.spanEnd = { '0': 1000 })],
+    ['spanEnd an end negative', (h) => (h.spanEnd = { '0': '-1' })],
+    ['spanEnd a key not a partition', (h) => (h.spanEnd = { p0: '1000' })],
+    ['spanEnd a key with a leading zero', (h) => (h.spanEnd = { '03': '1000' })],
     ['indexOffset negative', (h) => (h.indexOffset = '-1')],
     ['orderNext fractional', (h) => (h.orderNext = 1.5)],
     ['partition past the count', (h) => (h.partition = h.indexPartitions)],
