@@ -566,10 +566,14 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       for (const [q, h] of held) answerRequests(q, h, out);
       if (out.length > 0) send(out);
       if (order.retained > PRUNE_RECORDS && Date.now() - prunedAt >= PRUNE_MS) {
-        // Without a snapshot for a while (or none but at the stop), the resume point still forgets what is committed.
+        // Without a snapshot for a while (or none but at the stop), the resume points still forget
+        // what is committed: the order log's, and each held partition's in its index log (which
+        // grows as fast, a chunk at a time, and was pruned with it).
         prunedAt = Date.now();
         await readCommitted();
-        order.prune((p) => committed.get(p) ?? 0n);
+        const committedOf = (p: number): bigint => committed.get(p) ?? 0n;
+        order.prune(committedOf);
+        for (const h of held.values()) h.resume.prune(committedOf);
       }
       const every = options.snapshots?.intervalSeconds ?? 0;
       // One partition at a time, the one written longest ago: the holder applies nothing while it
