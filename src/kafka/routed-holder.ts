@@ -62,6 +62,7 @@ import { IndexRouting } from '../dedup/routing.js';
 import { WaitingRequests } from '../dedup/waiting-requests.js';
 import { IndexLogResume } from '../dedup/index-log-resume.js';
 import { OrderResume, takeoverFrom, type OrderPoint } from '../dedup/order-resume.js';
+import { AnswerAgain } from '../dedup/answer-again.js';
 import { filePageTier } from '../storage/file-blob-store.js';
 import { orderPointFields, orderPointOf, PARTITION_SNAPSHOT_SUFFIX, readPartitionSnapshot, writePartitionSnapshot } from '../storage/partition-snapshot.js';
 import type { PageTier } from '../dedup/blob-store.js';
@@ -232,8 +233,8 @@ interface Held {
   readonly entries: Map<string, { record: EntriesRecord; offset: number }>;
   /** Where a restore from a snapshot taken now would read the index log from. */
   readonly resume: IndexLogResume;
-  /** The order offset the partition's snapshot was taken at (0 without one): the chunks before it that are not committed are answered again. */
-  restoredBelow: number;
+  /** The chunks its snapshot holds that are not committed, answered again, each once (nothing without a snapshot). */
+  readonly again: AnswerAgain;
   /** Round-two requests waiting until the partition has applied the sequence they name. */
   readonly requests: WaitingRequests<Request>;
   /**
@@ -459,7 +460,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       // its probes: nobody waits for its replies, nor asks about it again.
       const live = undecided(record.chunk);
       // Partitions whose snapshot holds the chunk already answer it again if its owner may still wait.
-      const again = skip || !live ? [] : record.touched.filter((q) => held.has(q) && held.get(q)!.appliedNext > offset && offset < held.get(q)!.restoredBelow);
+      const again = skip || !live ? [] : record.touched.filter((q) => held.has(q) && held.get(q)!.appliedNext > offset && held.get(q)!.again.wants(offset));
       // The entries were acknowledged before the order record: they come, if not read yet (a
       // restore reads a snapshot's undecided chunks' entries again: IndexLogResume).
       if ([...targets, ...again].some((q) => !held.get(q)!.entries.has(name))) break;
@@ -495,8 +496,8 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
       const end = order.spanEnd(p);
       for (const [q, h] of held) {
         if (h.appliedNext <= offset) h.appliedNext = offset + 1;
-        // Answered again once: a later replay of the order log (another partition taken on) does not read this partition's log again.
-        if (offset + 1 >= h.restoredBelow) h.restoredBelow = 0;
+        // Answered again once: a later reading of the order log (another partition taken on) does not answer it again.
+        h.again.passed(offset);
         // Caught up once the order log is read as far as it was when taken on: a partition from a
         // snapshot may hold all of it, but answers new chunks only once the order log gives their sequences.
         if (h.takenOn !== null && offset + 1 >= h.readyAt) caughtUpNow(q, h);
@@ -637,7 +638,7 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
           readyAt,
           entries: new Map(),
           resume: new IndexLogResume(indexFrom),
-          restoredBelow: orderFrom,
+          again: new AnswerAgain(orderFrom),
           requests: new WaitingRequests(needs),
           sketches: new Map(),
           applied: new Map(),
