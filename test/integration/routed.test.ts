@@ -223,11 +223,11 @@ test('routed, two instances: verdicts equal one index over the decision order', 
 });
 
 /** The 'index partition restored from its logs' lines of an instance's log. */
-function restoredPartitions(logs: string): { partition: number; seconds: number; fromSnapshot: boolean; recordedWithoutProbe: number }[] {
+function restoredPartitions(logs: string): { partition: number; seconds: number; fromSnapshot: boolean; recordedWithoutProbe: number; answeredAgain: number }[] {
   return logs
     .split('\n')
     .filter((line) => line.includes('index partition restored from its logs'))
-    .map((line) => JSON.parse(line) as { partition: number; seconds: number; fromSnapshot: boolean; recordedWithoutProbe: number });
+    .map((line) => JSON.parse(line) as { partition: number; seconds: number; fromSnapshot: boolean; recordedWithoutProbe: number; answeredAgain: number });
 }
 
 /** The 'index partitions taken on' lines of an instance's log: the partitions, and where the order log was read from. */
@@ -266,6 +266,8 @@ async function restartStage(name: string, seed: number, extraTopics: Record<stri
     await producer.connect();
     await scenario({
       sends,
+      topics,
+      groupId: env.DEDUP_GROUP_ID!,
       start: async (instance) => {
         const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
         started.push(p);
@@ -299,6 +301,9 @@ async function restartStage(name: string, seed: number, extraTopics: Record<stri
 interface RestartStage {
   /** The stream, copies apart. */
   readonly sends: Page[];
+  /** The run's topics (DEDUP_*_TOPIC) and the group's id. */
+  readonly topics: Record<string, string>;
+  readonly groupId: string;
   start(instance: string): Promise<PipelineProcess>;
   send(list: Page[]): Promise<void>;
   /** Waits until the outputs hold `count` records. */
@@ -388,3 +393,81 @@ test('routed snapshots: a graceful restart and a SIGKILL restart each restore in
     await finish([a2, b2]);
   });
 });
+
+/**
+ * A restart while chunks the snapshots hold are still undecided: one instance is stopped
+ * (SIGSTOP) mid-stream, so no chunk in flight can be committed (each waits for the stopped
+ * instance's index partitions); the other stops gracefully (a snapshot of each partition it
+ * holds, those chunks applied in it), the stopped one is killed, and both start again. The
+ * partitions loaded from snapshots answer those chunks again as of their sequences (their
+ * owners, restarted, wait for the replies), while the other partitions are replayed from their
+ * logs, and every verdict still equals one index.
+ */
+test('routed snapshots: chunks a snapshot holds but whose verdicts were not committed are answered again after a restart, and the verdicts equal one index', { timeout: 900_000 }, async () => {
+  await restartStage('rtag', 59, {}, { DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' }, async ({ sends, topics, groupId, start, send, waitOutputs, finish }) => {
+    const a = await start('dedup-a');
+    const b = await start('dedup-b');
+    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+    const third = Math.floor(sends.length / 3);
+    await send(sends.slice(0, third));
+    await waitOutputs(third, 'the first third');
+    // Within the group's session timeout (6 s), before it notices the stopped instance.
+    b.child.kill('SIGSTOP');
+    try {
+      // Pages in flight now: their chunks are ordered and wait for the stopped instance's replies.
+      await send(sends.slice(third, third + 60));
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      // The running instance's graceful stop writes a snapshot of each partition it holds, with
+      // those chunks applied (its holder applies a chunk once its entries and order record are
+      // read, whatever the stopped instance does).
+      a.child.kill('SIGTERM');
+      assert.equal(await a.exited, 0, a.logs().slice(-3000));
+    } finally {
+      b.child.kill('SIGKILL');
+    }
+    assert.equal(await b.exited, 'SIGKILL');
+    // Nothing runs now: the chunks ordered and not committed are read from the logs.
+    const infra = requireInfra();
+    const admin = testKafka(infra).admin();
+    await admin.connect();
+    let undecided: number[];
+    try {
+      const [committedTopic] = await admin.fetchOffsets({ groupId, topics: [topics.DEDUP_PAGES_TOPIC!] });
+      const committed = new Map((committedTopic?.partitions ?? []).map((p) => [p.partition, p.offset.startsWith('-') ? 0n : BigInt(p.offset)]));
+      const end = Number((await admin.fetchTopicOffsets(topics.DEDUP_ORDER_TOPIC!)).find((o) => o.partition === 0)?.high ?? '0');
+      const order = await readCommitted(infra, [topics.DEDUP_ORDER_TOPIC!], (r) => r.length >= end, { timeoutMs: 60_000, settleMs: 0 });
+      undecided = order
+        .filter((r) => {
+          const { chunk } = decodeOrder(r.value!);
+          return chunk.firstOffset >= (committed.get(chunk.inputPartition) ?? 0n);
+        })
+        .map((r) => Number(r.offset));
+    } finally {
+      await admin.disconnect();
+    }
+    assert.ok(undecided.length > 0, 'chunks were ordered and not committed when both stopped');
+    assert.ok(snapshotOrderNext(a.logs()) > Math.min(...undecided), `the stop's snapshots hold undecided chunks (order offsets ${undecided.join(', ')}): ${a.logs().slice(-2000)}`);
+    // The instance with the snapshots first, alone: no other owner commits those chunks before
+    // its partitions are taken on (and answer them again).
+    const a2 = await start('dedup-a');
+    await a2.waitReady(180_000);
+    const b2 = await start('dedup-b');
+    await b2.waitReady(180_000);
+    await send(sends.slice(third + 60));
+    await waitOutputs(sends.length, 'every page after the restarts');
+    const again = restoredPartitions(a2.logs()).filter((r) => r.fromSnapshot && r.answeredAgain > 0);
+    assert.ok(again.length > 0, `partitions restored from snapshots answer undecided chunks again: ${JSON.stringify(restoredPartitions(a2.logs()))}`);
+    await finish([a2, b2]);
+  });
+});
+
+/** The highest orderNext an instance's 'index partition snapshots written' lines name (-1: none). */
+function snapshotOrderNext(logs: string): number {
+  let highest = -1;
+  for (const line of logs.split('\n')) {
+    if (!line.includes('index partition snapshots written')) continue;
+    const { orderNext } = JSON.parse(line) as { orderNext?: number };
+    if (orderNext !== undefined && orderNext > highest) highest = orderNext;
+  }
+  return highest;
+}
