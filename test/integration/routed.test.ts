@@ -264,23 +264,33 @@ async function restartStage(name: string, seed: number, extraTopics: Record<stri
   };
   try {
     await producer.connect();
+    const start = async (instance: string): Promise<PipelineProcess> => {
+      const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
+      started.push(p);
+      return p;
+    };
+    const waitOutputs = (count: number, what: string): Promise<void> =>
+      readCommitted(infra, [topics.DEDUP_NOVEL_TOPIC!, topics.DEDUP_DUPLICATE_TOPIC!, topics.DEDUP_DEAD_LETTER_TOPIC!], (r) => r.length >= count, { timeoutMs: 400_000, settleMs: 0 }).then(
+        () => undefined,
+        (error: Error) => {
+          throw new Error(`${what}: ${error.message}\n--- pipelines ---\n${started.map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
+        },
+      );
     await scenario({
       sends,
       topics,
       groupId: env.DEDUP_GROUP_ID!,
-      start: async (instance) => {
-        const p = startPipelineProcess({ ...env, DEDUP_INSTANCE_ID: instance, DEDUP_STATE_DIR: join(stateDir, instance) }, await freePort());
-        started.push(p);
-        return p;
+      start,
+      twoDeciding: async (count) => {
+        const a = await start('dedup-a');
+        const b = await start('dedup-b');
+        await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+        await send(sends.slice(0, count));
+        await waitOutputs(count, 'the first verdicts');
+        return [a, b];
       },
       send,
-      waitOutputs: (count, what) =>
-        readCommitted(infra, [topics.DEDUP_NOVEL_TOPIC!, topics.DEDUP_DUPLICATE_TOPIC!, topics.DEDUP_DEAD_LETTER_TOPIC!], (r) => r.length >= count, { timeoutMs: 400_000, settleMs: 0 }).then(
-          () => undefined,
-          (error: Error) => {
-            throw new Error(`${what}: ${error.message}\n--- pipelines ---\n${started.map((p) => p.logs().slice(-3000)).join('\n---\n')}`);
-          },
-        ),
+      waitOutputs,
       finish: async (running) => {
         await send(copies);
         const { out } = await checkAgainstOracle(infra, topics, env, [...sends, ...copies], () => started);
@@ -305,6 +315,8 @@ interface RestartStage {
   readonly topics: Record<string, string>;
   readonly groupId: string;
   start(instance: string): Promise<PipelineProcess>;
+  /** Starts dedup-a and dedup-b, sends the stream's first `count` pages and waits for their verdicts. */
+  twoDeciding(count: number): Promise<[PipelineProcess, PipelineProcess]>;
   send(list: Page[]): Promise<void>;
   /** Waits until the outputs hold `count` records. */
   waitOutputs(count: number, what: string): Promise<void>;
@@ -360,14 +372,10 @@ test('routed with warm standbys: the survivor of a SIGKILL takes its index parti
  * earlier pages are duplicates.
  */
 test('routed snapshots: a graceful restart and a SIGKILL restart each restore index partitions from snapshots plus the logs after them, and the verdicts equal one index', { timeout: 900_000 }, async () => {
-  await restartStage('rtsn', 53, {}, { DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' }, async ({ sends, start, send, waitOutputs, finish }) => {
+  await restartStage('rtsn', 53, {}, { DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' }, async ({ sends, start, twoDeciding, send, waitOutputs, finish }) => {
     const fromSnapshots = (p: PipelineProcess) => restoredPartitions(p.logs()).filter((r) => r.fromSnapshot);
-    const a = await start('dedup-a');
-    const b = await start('dedup-b');
-    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
     const third = Math.floor(sends.length / 3);
-    await send(sends.slice(0, third));
-    await waitOutputs(third, 'the first third');
+    const [a, b] = await twoDeciding(third);
     // A graceful stop writes a snapshot of every partition it holds.
     b.child.kill('SIGTERM');
     assert.equal(await b.exited, 0, b.logs().slice(-3000));
@@ -404,13 +412,9 @@ test('routed snapshots: a graceful restart and a SIGKILL restart each restore in
  * logs, and every verdict still equals one index.
  */
 test('routed snapshots: chunks a snapshot holds but whose verdicts were not committed are answered again after a restart, and the verdicts equal one index', { timeout: 900_000 }, async () => {
-  await restartStage('rtag', 59, {}, { DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' }, async ({ sends, topics, groupId, start, send, waitOutputs, finish }) => {
-    const a = await start('dedup-a');
-    const b = await start('dedup-b');
-    await Promise.all([a.waitReady(180_000), b.waitReady(180_000)]);
+  await restartStage('rtag', 59, {}, { DEDUP_SNAPSHOT_INTERVAL_SECONDS: '1' }, async ({ sends, topics, groupId, start, twoDeciding, send, waitOutputs, finish }) => {
     const third = Math.floor(sends.length / 3);
-    await send(sends.slice(0, third));
-    await waitOutputs(third, 'the first third');
+    const [a, b] = await twoDeciding(third);
     // Within the group's session timeout (6 s), before it notices the stopped instance.
     b.child.kill('SIGSTOP');
     try {
