@@ -13,8 +13,8 @@
  * not only where its snapshot stands. Pure.
  */
 export class AnswerAgain {
-  /** Order offsets below this (the snapshot's orderNext) the snapshot holds; 0 once passed. */
-  private below: number;
+  /** Order offsets below this (the snapshot's orderNext) the snapshot holds. */
+  private readonly below: number;
   /** The next order offset not passed yet: records before it are answered (or needed no answer). */
   private next = 0;
 
@@ -29,8 +29,7 @@ export class AnswerAgain {
 
   /** The order record at `offset` is passed (answered again, or applied, or not needed). */
   passed(offset: number): void {
+    // A later reading of the order log (another partition taken on) wants nothing before it again.
     if (offset + 1 > this.next) this.next = offset + 1;
-    // A later reading of the order log (another partition taken on) reads nothing of this partition's again.
-    if (this.next >= this.below) this.below = 0;
   }
 }

@@ -369,8 +369,11 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     for (const p of topic?.partitions ?? []) committed.set(p.partition, p.offset.startsWith('-') ? 0n : BigInt(p.offset));
   }
 
+  /** The group's committed offset of input partition p, as last read. */
+  const committedOf = (p: number): bigint => committed.get(p) ?? 0n;
+
   /** Whether the owner of the chunk's input partition may still wait for an answer about it. */
-  const undecided = (chunk: { inputPartition: number; firstOffset: bigint }): boolean => chunk.firstOffset >= (committed.get(chunk.inputPartition) ?? 0n);
+  const undecided = (chunk: { inputPartition: number; firstOffset: bigint }): boolean => chunk.firstOffset >= committedOf(chunk.inputPartition);
 
   /** No record key: the owner files a reply by its head (replyHead). */
   const reply = (inputPartition: number, value: Buffer): LogRecord => ({ topic: topics.replies, partition: inputPartition, key: null, value });
@@ -572,7 +575,6 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
         // grows as fast, a chunk at a time, and was pruned with it).
         prunedAt = Date.now();
         await readCommitted();
-        const committedOf = (p: number): bigint => committed.get(p) ?? 0n;
         order.prune(committedOf);
         for (const h of held.values()) h.resume.prune(committedOf);
       }
@@ -726,7 +728,6 @@ export function createRoutedHolder(options: RoutedHolderOptions): RoutedHolder {
     const started = Date.now();
     await mkdir(snapshots.dir, { recursive: true });
     await readCommitted();
-    const committedOf = (p: number): bigint => committed.get(p) ?? 0n;
     // One resume point for all: every partition caught up has applied (or passed) every order record read.
     const point = order.resumePoint(committedOf);
     prunedAt = Date.now();

@@ -669,7 +669,7 @@ function writeSketch(w: Writer, sketch: Uint8Array, written: SketchPool, flagBit
   const at = written.add(sketch);
   // The differences pay (a varint of one byte, the mask and the bytes that differ, against the
   // whole sketch) only from a reference with more equal bytes than that.
-  const { best } = written.closest(at, 1 + SKETCH_MASK_BYTES);
+  const best = written.closest(at, 1 + SKETCH_MASK_BYTES);
   // The flag either way; then a varint of one byte (back < DELTA_REFERENCES), the mask and the bytes that differ.
   if (best >= 0) {
     const pool = written.bytes;
@@ -715,9 +715,9 @@ class SketchPool {
 
   /**
    * Of the DELTA_REFERENCES sketches before sketch `at`, the one with the most equal bytes (the
-   * latest of a tie), and how many; best -1 when none has more than `floor`.
+   * latest of a tie); -1 when none has more than `floor`.
    */
-  closest(at: number, floor: number): { best: number; same: number } {
+  closest(at: number, floor: number): number {
     const words = this.words;
     const own = at * WORDS_PER_SKETCH;
     let best = -1;
@@ -741,7 +741,7 @@ class SketchPool {
         best = j;
       }
     }
-    return { best, same: bestSame };
+    return best;
   }
 }
 
